@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class BuilderConfig(AppConfig):
+    name = "builder"
+    verbose_name = "Workflow builder"

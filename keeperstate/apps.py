@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class KeeperStateConfig(AppConfig):
+    name = "keeperstate"
+    verbose_name = "KeeperState"
+    default_auto_field = "django.db.models.BigAutoField"

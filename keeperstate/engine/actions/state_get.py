@@ -1,0 +1,46 @@
+"""State Get: read a key of this workflow's state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from keeperstate.engine.context import RunContext
+from keeperstate.engine.registry import ActionDefinition, ConfigField, OutputField, register
+from keeperstate.state.store import state_get
+
+KEY_FIELD = ConfigField(
+    name="key",
+    label="Key",
+    kind="text",
+    required=True,
+    help="The name of the value in this workflow's state, e.g. cursor (1–256 characters). "
+    "Type @ to build it from earlier nodes.",
+    placeholder="cursor",
+)
+
+
+def run_state_get(config: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    # Scope comes from the run only: organizationId/workflowId in config are ignored.
+    return state_get(scope=ctx.state_scope(), key=config.get("key")).as_output()
+
+
+STATE_GET = register(
+    ActionDefinition(
+        id="State Get",
+        label="State Get",
+        group="System",
+        description="Read a value this workflow stored in an earlier run.",
+        icon="state-get",
+        egress="none",
+        config_fields=(KEY_FIELD,),
+        output_fields=(
+            OutputField("value", "any", "The stored value with its JSON type; null when the key does not exist."),
+            OutputField("exists", "boolean", "Whether the key exists and has not expired."),
+            OutputField("version", "integer", "The key's version, 0 when it does not exist; feed it to "
+                        "State Set's expectedVersion to write only if nobody changed it."),
+            OutputField("expiresAt", "string", "When the key expires (ISO 8601), or null for no expiry."),
+        ),
+        handler=run_state_get,
+        needs_workflow_context=True,
+    )
+)

@@ -1,0 +1,71 @@
+"""State Set: write a key of this workflow's state, optionally as a compare-and-set."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from keeperstate.engine.actions.state_get import KEY_FIELD
+from keeperstate.engine.context import RunContext
+from keeperstate.engine.registry import ActionDefinition, ConfigField, OutputField, register
+from keeperstate.state.store import state_set
+
+VALUE_FIELD = ConfigField(
+    name="value",
+    label="Value",
+    kind="json",
+    required=True,
+    help="Text, a number or JSON (at most 8 KB). 4219 is stored as a number, true as a boolean, "
+    '{"a": 1} as an object, "4219" in quotes as text. A single @ reference keeps its type.',
+)
+TTL_FIELD = ConfigField(
+    name="ttl",
+    label="TTL (seconds)",
+    kind="integer",
+    help="Optional. Forget the key after this many seconds (a whole number ≥ 1, at most 365 days), "
+    "or one @ reference. Empty: keep it until it is overwritten.",
+    placeholder="e.g. 3600",
+)
+EXPECTED_VERSION_FIELD = ConfigField(
+    name="expectedVersion",
+    label="Expected version",
+    kind="integer",
+    advanced=True,
+    help="Optional compare-and-set. Pick State Get's version with @ to write only if no other run "
+    "changed the key since; 0 writes only if the key does not exist. A mismatch fails with "
+    "STATE_VERSION_CONFLICT and writes nothing.",
+    placeholder="<<@state-get-1:State Get.version>>",
+)
+
+
+def run_state_set(config: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+    # The resolver already typed the value: text coerced as editor text, a whole-field reference
+    # kept with its own JSON type (see the "json" field kind).
+    write = state_set(
+        scope=ctx.state_scope(),
+        key=config.get("key"),
+        value=config.get("value"),
+        ttl=config.get("ttl"),
+        expected_version=config.get("expectedVersion"),
+    )
+    return write.as_output()
+
+
+STATE_SET = register(
+    ActionDefinition(
+        id="State Set",
+        label="State Set",
+        group="System",
+        description="Store a value for later runs of this workflow, with optional TTL and compare-and-set.",
+        icon="state-set",
+        egress="none",
+        config_fields=(KEY_FIELD, VALUE_FIELD, TTL_FIELD, EXPECTED_VERSION_FIELD),
+        output_fields=(
+            OutputField("key", "string", "The key that was written (trimmed)."),
+            OutputField("version", "integer", "The key's new version."),
+            OutputField("created", "boolean", "True when the key did not exist (or had expired) before."),
+            OutputField("expiresAt", "string", "When the key expires (ISO 8601), or null for no expiry."),
+        ),
+        handler=run_state_set,
+        needs_workflow_context=True,
+    )
+)

@@ -1,0 +1,27 @@
+"""What a running node knows about its run: whose workflow it is and which execution."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from keeperstate.state.errors import StateNoWorkflowContext
+from keeperstate.state.store import StateScope
+
+
+@dataclass(frozen=True)
+class RunContext:
+    organization_id: int | None = None
+    workflow_id: uuid.UUID | None = None
+    execution_id: uuid.UUID | None = None
+
+    def state_scope(self) -> StateScope:
+        """The state scope of this run; only a workflow run has one."""
+        if self.organization_id is None or self.workflow_id is None:
+            raise StateNoWorkflowContext(
+                "State actions keep state per workflow, and this action is running outside a workflow "
+                "(a direct node execution). Add it to a workflow and run the workflow."
+            )
+        return StateScope(
+            organization_id=self.organization_id, workflow_id=self.workflow_id, execution_id=self.execution_id
+        )

@@ -1,0 +1,151 @@
+"""The workflow graph (React Flow shape): nodes, edges and the questions asked of them."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from keeperstate.errors import CodedError
+
+
+class GraphInvalid(CodedError):
+    code = "WORKFLOW_INVALID"
+
+
+@dataclass(frozen=True)
+class Edge:
+    id: str
+    source: str
+    target: str
+    source_handle: str | None = None
+
+
+@dataclass
+class Graph:
+    nodes: dict[str, dict[str, Any]]
+    edges: list[Edge]
+    _incoming: dict[str, list[Edge]] = field(default_factory=dict, repr=False)
+    _outgoing: dict[str, list[Edge]] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def parse(cls, nodes: Any, edges: Any) -> Graph:
+        """Read nodes and edges; raise GraphInvalid for a shape no workflow can have."""
+        if not isinstance(nodes, list) or not isinstance(edges, list):
+            raise GraphInvalid("A workflow needs a list of nodes and a list of edges.")
+        by_id: dict[str, dict[str, Any]] = {}
+        for i, node in enumerate(nodes):
+            node_id = node.get("id") if isinstance(node, dict) else None
+            if not isinstance(node_id, str) or not node_id or ":" in node_id:
+                raise GraphInvalid(f"Node #{i + 1} needs a text id without ':'.", details={"index": i})
+            if node_id in by_id:
+                raise GraphInvalid(f"Two nodes share the id '{node_id}'; ids must be unique.", details={"nodeId": node_id})
+            by_id[node_id] = node
+        parsed: list[Edge] = []
+        for i, edge in enumerate(edges):
+            if not isinstance(edge, dict) or not isinstance(edge.get("source"), str) or not isinstance(
+                edge.get("target"), str
+            ):
+                raise GraphInvalid(f"Edge #{i + 1} needs a source and a target node id.", details={"index": i})
+            for end in ("source", "target"):
+                if edge[end] not in by_id:
+                    raise GraphInvalid(
+                        f"Edge '{edge.get('id', i + 1)}' points at a node '{edge[end]}' that does not exist.",
+                        details={"edgeId": edge.get("id"), "nodeId": edge[end]},
+                    )
+            handle = edge.get("sourceHandle")
+            parsed.append(Edge(str(edge.get("id", f"e{i + 1}")), edge["source"], edge["target"], handle or None))
+        graph = cls(nodes=by_id, edges=parsed)
+        for node_id in by_id:
+            graph._incoming[node_id] = []
+            graph._outgoing[node_id] = []
+        for e in parsed:
+            graph._outgoing[e.source].append(e)
+            graph._incoming[e.target].append(e)
+        return graph
+
+    def incoming(self, node_id: str) -> list[Edge]:
+        return self._incoming.get(node_id, [])
+
+    def outgoing(self, node_id: str) -> list[Edge]:
+        return self._outgoing.get(node_id, [])
+
+    def triggers(self) -> list[str]:
+        return [nid for nid, node in self.nodes.items() if node.get("type") == "trigger"]
+
+    def trigger_id(self) -> str:
+        triggers = self.triggers()
+        if len(triggers) != 1:
+            raise GraphInvalid(
+                f"A workflow needs exactly one trigger node; this one has {len(triggers)}.",
+                details={"triggers": triggers},
+            )
+        return triggers[0]
+
+    def label(self, node_id: str) -> str:
+        data = self.nodes[node_id].get("data") or {}
+        return str(data.get("label") or node_id)
+
+    def labels(self) -> dict[str, str]:
+        return {nid: self.label(nid) for nid in self.nodes}
+
+    def config(self, node_id: str) -> dict[str, Any]:
+        data = self.nodes[node_id].get("data") or {}
+        config = data.get("config") or {}
+        return config if isinstance(config, dict) else {}
+
+    def action_type(self, node_id: str) -> str | None:
+        value = self.config(node_id).get("actionType")
+        return value if isinstance(value, str) else None
+
+    def upstream(self, node_id: str) -> list[str]:
+        """Nodes from which node_id can be reached over edges, nearest first."""
+        seen: dict[str, None] = {}
+        queue = deque(e.source for e in self.incoming(node_id))
+        while queue:
+            current = queue.popleft()
+            if current in seen or current == node_id:
+                continue
+            seen[current] = None
+            queue.extend(e.source for e in self.incoming(current))
+        return list(seen)
+
+    def cycle(self) -> list[str] | None:
+        """One cycle as a list of node ids, or None when the graph is acyclic."""
+        white, grey, black = 0, 1, 2
+        colour = dict.fromkeys(self.nodes, white)
+        stack: list[str] = []
+
+        def visit(node_id: str) -> list[str] | None:
+            colour[node_id] = grey
+            stack.append(node_id)
+            for e in self.outgoing(node_id):
+                if colour[e.target] == grey:
+                    return stack[stack.index(e.target) :] + [e.target]
+                if colour[e.target] == white and (found := visit(e.target)):
+                    return found
+            stack.pop()
+            colour[node_id] = black
+            return None
+
+        for node_id in self.nodes:
+            if colour[node_id] == white and (found := visit(node_id)):
+                return found
+        return None
+
+    def topological_order(self) -> list[str]:
+        if (loop := self.cycle()) is not None:
+            raise GraphInvalid(
+                f"The workflow has a cycle ({' → '.join(loop)}); remove one of its edges.", details={"cycle": loop}
+            )
+        indegree = {nid: len(self.incoming(nid)) for nid in self.nodes}
+        queue = deque(nid for nid, d in indegree.items() if d == 0)
+        order = []
+        while queue:
+            current = queue.popleft()
+            order.append(current)
+            for e in self.outgoing(current):
+                indegree[e.target] -= 1
+                if indegree[e.target] == 0:
+                    queue.append(e.target)
+        return order

@@ -1,0 +1,220 @@
+"""References between nodes: ``<<@nodeId:Label.path>>`` (DESIGN.md §3).
+
+Resolution is by node id; the label is what the node was called when the reference was
+written and only matters for telling the label from the path. A config field that is exactly
+one reference takes the referenced value with its JSON type; a reference inside other text is
+interpolated as text. Anything unresolvable fails the node before its action runs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from keeperstate.errors import CodedError
+from keeperstate.state.values import coerce_editor_text
+
+TOKEN_RE = re.compile(r"<<@(?P<node>[^:<>\s]+):(?P<rest>.*?)>>")
+_SEGMENT_RE = re.compile(r"^(?P<name>[^\[\]]+)(?P<indexes>(?:\[\d+\])*)$")
+_INDEX_RE = re.compile(r"\[(\d+)\]")
+
+SYSTEM_NODE_ID = "__system"
+SYSTEM_LABEL = "System"
+SYSTEM_FIELDS = {
+    "unixTimestamp": ("integer", "Seconds since 1970-01-01 UTC, fixed for the node's run."),
+    "unixTimestampMs": ("integer", "Milliseconds since 1970-01-01 UTC, fixed for the node's run."),
+    "isoTimestamp": ("string", "The time as ISO 8601 in UTC, fixed for the node's run."),
+}
+
+
+class TemplateUnresolved(CodedError):
+    code = "TEMPLATE_UNRESOLVED"
+
+
+@dataclass(frozen=True)
+class Reference:
+    token: str
+    node_id: str
+    label: str
+    path: str
+
+    @property
+    def steps(self) -> list[str | int] | None:
+        return parse_path(self.path)
+
+
+@dataclass(frozen=True)
+class BoundExpression:
+    """An expression whose references were replaced by names bound to their typed values."""
+
+    text: str
+    bindings: dict[str, Any]
+
+
+def make_token(node_id: str, label: str, path: str) -> str:
+    return f"<<@{node_id}:{label}.{path}>>"
+
+
+def find_references(text: str, labels: dict[str, str] | None = None) -> list[Reference]:
+    """Every reference in a text, with label and path split by the node's current label."""
+    labels = labels or {}
+    found = []
+    for match in TOKEN_RE.finditer(text):
+        node_id, rest = match["node"], match["rest"]
+        label, path = split_label_path(rest, labels.get(node_id))
+        found.append(Reference(token=match[0], node_id=node_id, label=label, path=path))
+    return found
+
+
+def split_label_path(rest: str, current_label: str | None) -> tuple[str, str]:
+    """Split ``Label.path``: by the node's current label when it matches, else at the first dot."""
+    if current_label and rest.startswith(current_label + "."):
+        return current_label, rest[len(current_label) + 1 :]
+    label, _, path = rest.partition(".")
+    return label, path
+
+
+def parse_path(path: str) -> list[str | int] | None:
+    """``items[0].id`` → ["items", 0, "id"]; None when the path is not of that form."""
+    if not path:
+        return None
+    steps: list[str | int] = []
+    for segment in path.split("."):
+        match = _SEGMENT_RE.match(segment)
+        if match is None:
+            return None
+        steps.append(match["name"])
+        steps.extend(int(i) for i in _INDEX_RE.findall(match["indexes"]))
+    return steps
+
+
+def system_values(now: datetime | None = None) -> dict[str, Any]:
+    now = now or datetime.now(UTC)
+    return {
+        "unixTimestamp": int(now.timestamp()),
+        "unixTimestampMs": int(now.timestamp() * 1000),
+        "isoTimestamp": now.isoformat().replace("+00:00", "Z"),
+    }
+
+
+class _Unresolved(Exception):
+    pass
+
+
+class Resolver:
+    """Resolves the references of one node's config against the results of earlier nodes."""
+
+    def __init__(self, *, results: dict[str, dict[str, Any]], labels: dict[str, str], system: dict[str, Any]):
+        self.results = results
+        self.labels = labels
+        self.system = system
+        self.failures: list[dict[str, str]] = []
+
+    def resolve_config(self, config: dict[str, Any], kinds: dict[str, str] | None = None) -> dict[str, Any]:
+        """The config with references resolved; raises TemplateUnresolved naming every failure.
+
+        ``kinds`` maps field names to their registry kind: an ``expression`` field gets its
+        references bound as typed names; a ``json`` field given as text is coerced like editor
+        text unless it is exactly one reference, which keeps the referenced type.
+        """
+        kinds = kinds or {}
+        resolved = {}
+        for name, value in config.items():
+            kind = kinds.get(name)
+            if kind == "expression" and isinstance(value, str):
+                resolved[name] = self._bind_expression(value, name)
+            elif kind == "json" and isinstance(value, str) and not self._is_single_reference(value):
+                text = self._resolve_text(value, name)
+                resolved[name] = coerce_editor_text(text) if not self.failures else text
+            else:
+                resolved[name] = self._resolve_any(value, name)
+        if self.failures:
+            raise TemplateUnresolved(
+                "Could not resolve "
+                + "; ".join(f"{f['token']} in '{f['field']}': {f['reason']}" for f in self.failures)
+                + ". Pick the value again from the @ list, or make sure that node runs before this one.",
+                details={"unresolved": self.failures},
+                field=self.failures[0]["field"],
+            )
+        return resolved
+
+    def _is_single_reference(self, text: str) -> bool:
+        refs = find_references(text, self.labels)
+        return len(refs) == 1 and text.strip() == refs[0].token
+
+    def _resolve_any(self, value: Any, field: str) -> Any:
+        if isinstance(value, str):
+            return self._resolve_text(value, field)
+        if isinstance(value, list):
+            return [self._resolve_any(v, field) for v in value]
+        if isinstance(value, dict):
+            return {k: self._resolve_any(v, field) for k, v in value.items()}
+        return value
+
+    def _resolve_text(self, text: str, field: str) -> Any:
+        refs = find_references(text, self.labels)
+        if not refs:
+            return text
+        if self._is_single_reference(text):
+            return self._value(refs[0], field)  # a whole-field reference keeps its JSON type
+        out = text
+        for ref in refs:
+            value = self._value(ref, field)
+            out = out.replace(ref.token, value if isinstance(value, str) else _compact(value), 1)
+        return out
+
+    def _bind_expression(self, text: str, field: str) -> BoundExpression:
+        bindings: dict[str, Any] = {}
+        out = text
+        for i, ref in enumerate(find_references(text, self.labels)):
+            name = f"__ref{i}"
+            bindings[name] = self._value(ref, field)
+            out = out.replace(ref.token, f" {name} ", 1)
+        return BoundExpression(text=out, bindings=bindings)
+
+    def _value(self, ref: Reference, field: str) -> Any:
+        try:
+            return self._lookup(ref)
+        except _Unresolved as exc:
+            self.failures.append({"token": ref.token, "field": field, "reason": str(exc)})
+            return None
+
+    def _lookup(self, ref: Reference) -> Any:
+        steps = ref.steps
+        if steps is None:
+            raise _Unresolved(f"'{ref.path}' is not a field path (write fields as a.b or items[0].id)")
+        if ref.node_id == SYSTEM_NODE_ID:
+            if len(steps) != 1 or steps[0] not in self.system:
+                raise _Unresolved(f"the system has no field '{ref.path}'")
+            return self.system[steps[0]]
+        if ref.node_id not in self.labels:
+            raise _Unresolved(f"there is no node '{ref.node_id}' in this workflow")
+        result = self.results.get(ref.node_id)
+        if result is None:
+            raise _Unresolved(f"node '{ref.node_id}' has not run before this node (is it connected upstream?)")
+        if result.get("skipped"):
+            raise _Unresolved(f"node '{ref.node_id}' was skipped (its branch was not taken)")
+        if not result.get("success"):
+            raise _Unresolved(f"node '{ref.node_id}' failed")
+        return walk(result.get("data"), steps, ref.path)
+
+
+def walk(data: Any, steps: list[str | int], path: str) -> Any:
+    current = data
+    for step in steps:
+        if isinstance(step, int):
+            if not isinstance(current, list) or step >= len(current):
+                raise _Unresolved(f"no item [{step}] in '{path}'")
+            current = current[step]
+        else:
+            if not isinstance(current, dict) or step not in current:
+                raise _Unresolved(f"no field '{step}' in '{path}'")
+            current = current[step]
+    return current
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)

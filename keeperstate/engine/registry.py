@@ -1,0 +1,172 @@
+"""The action registry: the single source of truth for every action type.
+
+The palette, config forms, autocomplete, validator, runner and API catalogue all read these
+definitions. Adding an action is one ``register(ActionDefinition(...))`` in its own module
+under ``engine/actions/`` plus its handler (and, in the builder, its icon).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from keeperstate.engine.context import RunContext
+
+FieldKind = Literal["text", "integer", "json", "expression", "select"]
+
+
+@dataclass(frozen=True)
+class ConfigField:
+    name: str
+    label: str
+    kind: FieldKind
+    required: bool = False
+    accepts_references: bool = True
+    help: str = ""
+    advanced: bool = False
+    choices: tuple[str, ...] = ()
+    default: Any = None
+    placeholder: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "label": self.label,
+            "kind": self.kind,
+            "required": self.required,
+            "acceptsReferences": self.accepts_references,
+            "help": self.help,
+            "advanced": self.advanced,
+            "choices": list(self.choices),
+            "default": self.default,
+            "placeholder": self.placeholder,
+        }
+
+
+@dataclass(frozen=True)
+class OutputField:
+    name: str
+    type: str  # JSON type as an author reads it: "any", "boolean", "integer", "string", ...
+    description: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "type": self.type, "description": self.description}
+
+
+Handler = Callable[[dict[str, Any], "RunContext"], dict[str, Any]]
+Router = Callable[[dict[str, Any]], str | None]
+
+
+@dataclass(frozen=True)
+class ActionDefinition:
+    id: str
+    label: str
+    group: str
+    description: str
+    icon: str  # name of the builder's SVG icon
+    egress: Literal["none", "user-chosen", "fixed"]
+    config_fields: tuple[ConfigField, ...]
+    output_fields: tuple[OutputField, ...]
+    handler: Handler
+    needs_workflow_context: bool = False
+    # Named outgoing handles (Condition: true/false). Empty: every outgoing edge is followed.
+    source_handles: tuple[str, ...] = ()
+    # Which handle a successful run follows; only for actions with source_handles.
+    route: Router | None = field(default=None)
+    plan_gated: bool = False
+
+    def config_field(self, name: str) -> ConfigField | None:
+        return next((f for f in self.config_fields if f.name == name), None)
+
+    def output_field(self, name: str) -> OutputField | None:
+        return next((f for f in self.output_fields if f.name == name), None)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "label": self.label,
+            "group": self.group,
+            "description": self.description,
+            "icon": self.icon,
+            "egress": self.egress,
+            "needsWorkflowContext": self.needs_workflow_context,
+            "planGated": self.plan_gated,
+            "sourceHandles": list(self.source_handles),
+            "configFields": [f.as_dict() for f in self.config_fields],
+            "outputFields": [f.as_dict() for f in self.output_fields],
+        }
+
+
+@dataclass(frozen=True)
+class TriggerDefinition:
+    """A trigger kind. Its output is the run's input, so its fields come from its sample input."""
+
+    id: str
+    label: str
+    description: str
+    icon: str
+    config_fields: tuple[ConfigField, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "label": self.label,
+            "description": self.description,
+            "icon": self.icon,
+            "configFields": [f.as_dict() for f in self.config_fields],
+        }
+
+
+_ACTIONS: dict[str, ActionDefinition] = {}
+
+_SAMPLE_INPUT = ConfigField(
+    name="sampleInput",
+    label="Sample input",
+    kind="json",
+    accepts_references=False,
+    help='An example of the run input as a JSON object, e.g. {"block": 100}. Its fields are offered '
+    "by the @ autocomplete of later nodes.",
+)
+
+TRIGGERS: dict[str, TriggerDefinition] = {
+    "Manual": TriggerDefinition(
+        id="Manual",
+        label="Manual",
+        description="Run the workflow by hand or through the API, with an input JSON object.",
+        icon="trigger-manual",
+        config_fields=(_SAMPLE_INPUT,),
+    ),
+    "Webhook": TriggerDefinition(
+        id="Webhook",
+        label="Webhook",
+        description="Run the workflow when a client posts a JSON object to it.",
+        icon="trigger-webhook",
+        config_fields=(_SAMPLE_INPUT,),
+    ),
+}
+
+
+def register(definition: ActionDefinition) -> ActionDefinition:
+    if definition.id in _ACTIONS:
+        raise ValueError(f"Action {definition.id!r} is registered twice")
+    if bool(definition.source_handles) != (definition.route is not None):
+        raise ValueError(f"Action {definition.id!r}: source_handles and route go together")
+    _ACTIONS[definition.id] = definition
+    return definition
+
+
+def get_action(action_id: str) -> ActionDefinition | None:
+    _load_actions()
+    return _ACTIONS.get(action_id)
+
+
+def all_actions() -> list[ActionDefinition]:
+    _load_actions()
+    return list(_ACTIONS.values())
+
+
+def _load_actions() -> None:
+    # Importing the package registers every action module exactly once.
+    import keeperstate.engine.actions  # noqa: F401

@@ -1,0 +1,12 @@
+from keeperstate.models.org import Membership, Organization
+from keeperstate.models.state import WorkflowState, WorkflowStateTombstone
+from keeperstate.models.workflow import Workflow, WorkflowExecution
+
+__all__ = [
+    "Membership",
+    "Organization",
+    "Workflow",
+    "WorkflowExecution",
+    "WorkflowState",
+    "WorkflowStateTombstone",
+]

@@ -1,0 +1,172 @@
+"""Validation and typing of state inputs: keys, values, TTL and expectedVersion.
+
+Pure functions, no database: the store calls them before any write, so a rejected input never
+reaches Postgres and nothing is written (DESIGN.md §6).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from typing import Any
+
+from django.conf import settings
+
+from keeperstate.state.errors import (
+    StateInvalidExpectedVersion,
+    StateInvalidKey,
+    StateInvalidTTL,
+    StateInvalidValue,
+    StateValueTooLarge,
+)
+
+MAX_SAFE_INTEGER = 2**53 - 1
+# json.dumps writes U+0000 as the escape \u0000; an escaped backslash followed by "u0000" is
+# text the user typed and is fine, hence the even run of backslashes before it.
+_ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+
+
+def normalize_key(key: Any) -> str:
+    """A key is text of 1–256 characters after trimming, without control characters."""
+    if isinstance(key, bool) or not isinstance(key, str | int):
+        raise StateInvalidKey("The state key must be text, for example 'cursor'.", field="key")
+    text = str(key).strip()
+    limit = settings.KEEPERSTATE_MAX_KEY_LENGTH
+    if not text:
+        raise StateInvalidKey("The state key is empty. Enter a name such as 'cursor'.", field="key")
+    if len(text) > limit:
+        raise StateInvalidKey(
+            f"The state key is {len(text)} characters long; keys are at most {limit} characters.", field="key"
+        )
+    if any(unicodedata.category(ch) == "Cc" for ch in text):
+        raise StateInvalidKey(
+            "The state key contains a control character (such as a newline or tab). Use printable text.",
+            field="key",
+        )
+    return text
+
+
+def coerce_editor_text(text: str) -> Any:
+    """Turn text typed in the editor into the JSON it means (DESIGN.md §6, value typing).
+
+    Valid JSON text becomes that JSON; a bare number becomes a number only when it round-trips
+    exactly and is a safe integer or a finite float (so "007" and wei amounts stay strings);
+    anything else stays a string. Empty text, ``null`` and non-finite numbers are rejected.
+    """
+    stripped = text.strip()
+    if not stripped:
+        raise StateInvalidValue(
+            "The value is empty. Enter text, a number or JSON; to clear a key, delete it instead.", field="value"
+        )
+    try:
+        parsed = json.loads(stripped, parse_constant=_reject_constant)
+    except _NonFinite as exc:
+        raise StateInvalidValue(
+            f"The value '{stripped}' is not a finite number. Store a finite number or quote it as text.",
+            field="value",
+        ) from exc
+    except ValueError:
+        return text
+    if parsed is None:
+        raise StateInvalidValue(
+            "The value is JSON null, which state cannot hold: State Get already reports a missing key "
+            "as exists: false. Store a real value or delete the key.",
+            field="value",
+        )
+    if isinstance(parsed, bool) or not isinstance(parsed, int | float):
+        return parsed
+    if json.dumps(parsed) != stripped:
+        return text  # "007", "1.50", "1e3": the text is not the number's own spelling
+    if isinstance(parsed, int) and abs(parsed) > MAX_SAFE_INTEGER:
+        return text  # beyond 2^53 a JavaScript reader would round it: keep the exact digits
+    return parsed
+
+
+class _NonFinite(ValueError):
+    pass
+
+
+def _reject_constant(name: str) -> Any:
+    raise _NonFinite(name)
+
+
+def encode_value(value: Any) -> str:
+    """Validate a JSON value for storage and return its compact JSON text (what is measured)."""
+    if value is None:
+        raise StateInvalidValue(
+            "The value is null, which state cannot hold. Store a real value or delete the key.", field="value"
+        )
+    if isinstance(value, str) and not value.strip():
+        raise StateInvalidValue(
+            "The value is empty. Enter text, a number or JSON; to clear a key, delete it instead.", field="value"
+        )
+    try:
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError as exc:
+        raise StateInvalidValue(
+            "The value contains a number that is not finite (NaN or Infinity). Store finite numbers only.",
+            field="value",
+        ) from exc
+    except TypeError as exc:
+        raise StateInvalidValue(
+            f"The value is not JSON ({type(value).__name__}). Store text, numbers, booleans, lists or objects.",
+            field="value",
+        ) from exc
+    if _ESCAPED_NUL.search(text):
+        raise StateInvalidValue(
+            "The value contains the character U+0000, which Postgres cannot store. Remove it.", field="value"
+        )
+    size = len(text.encode("utf-8"))
+    limit = settings.KEEPERSTATE_MAX_VALUE_BYTES
+    if size > limit:
+        raise StateValueTooLarge(
+            f"The value is {size} bytes of JSON; state holds at most {limit} bytes per key. Keep cursors "
+            "and markers in state and large payloads elsewhere (Database Query or HTTP Request).",
+            details={"size": size, "limit": limit},
+            field="value",
+        )
+    return text
+
+
+def parse_ttl(ttl: Any) -> int | None:
+    """TTL in whole seconds ≥ 1, clamped to 365 days; None or empty text means no expiry."""
+    if ttl is None or (isinstance(ttl, str) and not ttl.strip()):
+        return None
+    seconds = _whole_number(ttl)
+    if seconds is None or seconds < 1:
+        raise StateInvalidTTL(
+            f"TTL must be a whole number of seconds, 1 or more (got {ttl!r}). Leave it empty for no expiry.",
+            field="ttl",
+        )
+    return min(seconds, settings.KEEPERSTATE_MAX_TTL_SECONDS)
+
+
+def parse_expected_version(expected: Any) -> int | None:
+    """expectedVersion: a whole number ≥ 0 (0 = the key must not exist); None or empty = no check."""
+    if expected is None or (isinstance(expected, str) and not expected.strip()):
+        return None
+    version = _whole_number(expected)
+    if version is None or version < 0:
+        raise StateInvalidExpectedVersion(
+            f"expectedVersion must be a whole number, 0 or more (got {expected!r}): pass the version "
+            "returned by State Get, or 0 to write only if the key does not exist.",
+            field="expectedVersion",
+        )
+    return version
+
+
+def _whole_number(raw: Any) -> int | None:
+    """An int from an int, an integral float, or text of digits; None when it is anything else."""
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, float):
+        return int(raw) if math.isfinite(raw) and raw.is_integer() else None
+    if isinstance(raw, str):
+        text = raw.strip()
+        if text.lstrip("-").isdigit() and text.isascii():
+            return int(text)
+    return None

@@ -1,0 +1,34 @@
+"""Shared fixtures: organizations, users and workflows on the real (test) Postgres."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.factories import make_org, make_user, make_workflow
+
+
+@pytest.fixture
+def org():
+    return make_org("acme")
+
+
+@pytest.fixture
+def other_org():
+    return make_org("globex")
+
+
+@pytest.fixture
+def user(org):
+    return make_user("alice", org)
+
+
+@pytest.fixture
+def workflow(org, user):
+    return make_workflow(org, user=user)
+
+
+@pytest.fixture
+def scope(workflow):
+    from keeperstate.state.store import StateScope
+
+    return StateScope(organization_id=workflow.organization_id, workflow_id=workflow.id)
