@@ -8,8 +8,8 @@ wheel serialises init and start behind an inter-process lock and reuses a runnin
 from __future__ import annotations
 
 import logging
-import warnings
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 

@@ -39,7 +39,9 @@ class Graph:
             if not isinstance(node_id, str) or not node_id or ":" in node_id:
                 raise GraphInvalid(f"Node #{i + 1} needs a text id without ':'.", details={"index": i})
             if node_id in by_id:
-                raise GraphInvalid(f"Two nodes share the id '{node_id}'; ids must be unique.", details={"nodeId": node_id})
+                raise GraphInvalid(
+                    f"Two nodes share the id '{node_id}'; ids must be unique.", details={"nodeId": node_id}
+                )
             by_id[node_id] = node
         parsed: list[Edge] = []
         for i, edge in enumerate(edges):

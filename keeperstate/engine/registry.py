@@ -29,6 +29,9 @@ class ConfigField:
     choices: tuple[str, ...] = ()
     default: Any = None
     placeholder: str = ""
+    # Checks and normalises a literal (reference-free) value, raising a CodedError; shared by the
+    # validator and the builder's forms so both refuse exactly what the action would refuse.
+    check: Callable[[Any], Any] | None = field(default=None, compare=False, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -130,6 +130,13 @@ def encode_value(value: Any) -> str:
     return text
 
 
+def check_value(value: Any) -> Any:
+    """The JSON a value field means (text coerced as editor text), validated for storage."""
+    typed = coerce_editor_text(value) if isinstance(value, str) else value
+    encode_value(typed)
+    return typed
+
+
 def parse_ttl(ttl: Any) -> int | None:
     """TTL in whole seconds ≥ 1, clamped to 365 days; None or empty text means no expiry."""
     if ttl is None or (isinstance(ttl, str) and not ttl.strip()):

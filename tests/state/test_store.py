@@ -164,7 +164,8 @@ def test_ttl_is_clamped_to_365_days(scope):
         cursor.execute("SELECT expires_at - now() FROM workflow_state WHERE key = 'k'")
         remaining = cursor.fetchone()[0]
 
-    assert remaining.days == 365 and write.expires_at is not None
+    assert remaining.days == 365
+    assert write.expires_at is not None
 
 
 def test_expired_key_is_invisible(scope):
@@ -309,5 +310,6 @@ def test_write_after_workflow_deleted_is_a_storage_error(scope, workflow):
         state_set(scope=scope, key="cursor", value=1)
 
     assert info.value.code == "STATE_STORAGE_ERROR"
-    assert "psycopg" not in info.value.message and "violates" not in info.value.message
+    assert "psycopg" not in info.value.message
+    assert "violates" not in info.value.message
     assert not WorkflowState.objects.exists()

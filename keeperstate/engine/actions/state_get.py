@@ -7,6 +7,7 @@ from typing import Any
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.registry import ActionDefinition, ConfigField, OutputField, register
 from keeperstate.state.store import state_get
+from keeperstate.state.values import normalize_key
 
 KEY_FIELD = ConfigField(
     name="key",
@@ -16,6 +17,7 @@ KEY_FIELD = ConfigField(
     help="The name of the value in this workflow's state, e.g. cursor (1–256 characters). "
     "Type @ to build it from earlier nodes.",
     placeholder="cursor",
+    check=normalize_key,
 )
 
 

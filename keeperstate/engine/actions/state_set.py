@@ -8,6 +8,7 @@ from keeperstate.engine.actions.state_get import KEY_FIELD
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.registry import ActionDefinition, ConfigField, OutputField, register
 from keeperstate.state.store import state_set
+from keeperstate.state.values import check_value, parse_expected_version, parse_ttl
 
 VALUE_FIELD = ConfigField(
     name="value",
@@ -16,6 +17,7 @@ VALUE_FIELD = ConfigField(
     required=True,
     help="Text, a number or JSON (at most 8 KB). 4219 is stored as a number, true as a boolean, "
     '{"a": 1} as an object, "4219" in quotes as text. A single @ reference keeps its type.',
+    check=check_value,
 )
 TTL_FIELD = ConfigField(
     name="ttl",
@@ -24,6 +26,7 @@ TTL_FIELD = ConfigField(
     help="Optional. Forget the key after this many seconds (a whole number ≥ 1, at most 365 days), "
     "or one @ reference. Empty: keep it until it is overwritten.",
     placeholder="e.g. 3600",
+    check=parse_ttl,
 )
 EXPECTED_VERSION_FIELD = ConfigField(
     name="expectedVersion",
@@ -34,6 +37,7 @@ EXPECTED_VERSION_FIELD = ConfigField(
     "changed the key since; 0 writes only if the key does not exist. A mismatch fails with "
     "STATE_VERSION_CONFLICT and writes nothing.",
     placeholder="<<@state-get-1:State Get.version>>",
+    check=parse_expected_version,
 )
 
 

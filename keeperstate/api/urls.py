@@ -1,0 +1,3 @@
+"""DRF API routes (filled by the API issue)."""
+
+urlpatterns: list = []
