@@ -1,0 +1,140 @@
+"""Database invariants hold for every writer, not only the store (DESIGN.md §2)."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import DatabaseError, connection, transaction
+
+from keeperstate.models import Organization, Workflow, WorkflowState
+from keeperstate.state.store import StateScope, state_get, state_set
+from tests.factories import make_workflow
+
+pytestmark = pytest.mark.django_db
+
+
+def test_orm_update_moves_the_version(scope):
+    state_set(scope=scope, key="cursor", value=1)
+    row = WorkflowState.objects.get(key="cursor")
+
+    row.value = 2
+    row.save()
+
+    row.refresh_from_db()
+    assert row.version == 2
+
+
+def test_raw_sql_update_moves_the_version_even_with_the_same_value(scope):
+    state_set(scope=scope, key="cursor", value=1)
+
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE workflow_state SET value = value, version = 1 WHERE key = 'cursor'")
+
+    assert state_get(scope=scope, key="cursor").version == 2
+
+
+def test_queryset_update_of_expiry_moves_the_version(scope):
+    state_set(scope=scope, key="cursor", value=1)
+
+    WorkflowState.objects.filter(key="cursor").update(expires_at=None)
+
+    assert WorkflowState.objects.get(key="cursor").version == 2
+
+
+def test_a_stale_cas_fails_after_an_admin_edit(scope):
+    state_set(scope=scope, key="cursor", value=1)
+    WorkflowState.objects.filter(key="cursor").update(value=5)
+
+    from keeperstate.state.errors import StateVersionConflict
+
+    with pytest.raises(StateVersionConflict):
+        state_set(scope=scope, key="cursor", value=2, expected_version=1)
+
+
+def test_key_cannot_change(scope):
+    state_set(scope=scope, key="cursor", value=1)
+
+    with pytest.raises(DatabaseError), transaction.atomic():
+        WorkflowState.objects.filter(key="cursor").update(key="renamed")
+
+    assert WorkflowState.objects.filter(key="cursor").exists()
+
+
+def test_workflow_cannot_change(scope, org):
+    state_set(scope=scope, key="cursor", value=1)
+    other = make_workflow(org, name="Other")
+
+    with pytest.raises(DatabaseError), transaction.atomic():
+        WorkflowState.objects.filter(key="cursor").update(workflow=other)
+
+    assert WorkflowState.objects.get(key="cursor").workflow_id == scope.workflow_id
+
+
+def test_organization_cannot_drift_from_the_workflows(scope, other_org):
+    state_set(scope=scope, key="cursor", value=1)
+
+    with pytest.raises(DatabaseError), transaction.atomic():
+        WorkflowState.objects.filter(key="cursor").update(organization=other_org)
+
+    assert WorkflowState.objects.get(key="cursor").organization_id == scope.organization_id
+
+
+def test_moving_a_workflow_to_another_organization_carries_its_state(scope, workflow, other_org):
+    state_set(scope=scope, key="cursor", value=41)
+    state_set(scope=scope, key="cursor", value=42)
+
+    workflow.organization = other_org
+    workflow.save()
+
+    row = WorkflowState.objects.get(key="cursor")
+    assert row.organization_id == other_org.id
+    assert row.version == 2  # a move is not a write
+    moved = StateScope(organization_id=other_org.id, workflow_id=workflow.id)
+    assert state_get(scope=moved, key="cursor").value == 42
+    assert not state_get(scope=scope, key="cursor").exists
+
+
+def test_deleting_a_workflow_deletes_its_state(scope, workflow):
+    state_set(scope=scope, key="cursor", value=1)
+    WorkflowState.objects.filter(key="cursor").delete()  # leaves a tombstone
+    state_set(scope=scope, key="cursor", value=2)
+
+    workflow.delete()
+
+    assert not WorkflowState.objects.exists()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM workflow_state_tombstone")
+        assert cursor.fetchone()[0] == 0
+
+
+def test_raw_sql_workflow_delete_cascades_to_state(scope, workflow):
+    state_set(scope=scope, key="cursor", value=1)
+
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM workflow_execution WHERE workflow_id = %s", [workflow.id])
+        cursor.execute("DELETE FROM workflow WHERE id = %s", [workflow.id])
+
+    assert not WorkflowState.objects.exists()
+
+
+def test_deleting_an_organization_deletes_its_state(scope, org):
+    state_set(scope=scope, key="cursor", value=1)
+
+    Organization.objects.filter(pk=org.pk).delete()
+
+    assert not WorkflowState.objects.exists()
+    assert not Workflow.objects.exists()
+
+
+def test_soft_deleted_workflow_keeps_its_state(scope, workflow):
+    state_set(scope=scope, key="cursor", value=1)
+
+    workflow.soft_delete()
+
+    assert state_get(scope=scope, key="cursor").value == 1
+
+
+def test_json_null_is_refused_by_the_database_too(scope):
+    state_set(scope=scope, key="cursor", value=1)
+
+    with pytest.raises(DatabaseError), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("UPDATE workflow_state SET value = 'null'::jsonb WHERE key = 'cursor'")
