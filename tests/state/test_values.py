@@ -54,7 +54,9 @@ def test_editor_text_rejected(text):
     assert info.value.code == "STATE_INVALID_VALUE"
 
 
-@pytest.mark.parametrize("value", [None, "", "  ", math.nan, math.inf, {"a": math.nan}, "a\x00b", {"k\x00": 1}, object()])
+@pytest.mark.parametrize(
+    "value", [None, "", "  ", math.nan, math.inf, {"a": math.nan}, "a\x00b", {"k\x00": 1}, object()]
+)
 def test_encode_rejects_values_state_cannot_hold(value):
     with pytest.raises(StateInvalidValue):
         encode_value(value)
@@ -82,7 +84,9 @@ def test_numeric_key_from_a_reference_becomes_text():
     assert normalize_key(42) == "42"
 
 
-@pytest.mark.parametrize(("raw", "expected"), [(None, None), ("", None), (1, 1), ("60", 60), (60.0, 60), (10**12, 31536000)])
+@pytest.mark.parametrize(
+    ("raw", "expected"), [(None, None), ("", None), (1, 1), ("60", 60), (60.0, 60), (10**12, 365 * 24 * 3600)]
+)
 def test_ttl_parsing(raw, expected):
     assert parse_ttl(raw) == expected
 
