@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from tests.factories import make_org, make_user, make_workflow
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
+    """One test database per pytest process, so runs started side by side (two developers'
+    shells, CI and a local run on a shared server) never drop each other's database."""
+    from django.conf import settings
+
+    test = settings.DATABASES["default"].setdefault("TEST", {})
+    test["NAME"] = f"test_keeperstate_{os.getpid()}"
 
 
 @pytest.fixture
