@@ -1,0 +1,181 @@
+"""Django admin: inspect and repair organizations, workflows, executions and state.
+
+State rows are written by runs; an admin may repair a value or expiry (through the store, so
+the same checks apply and the trigger moves the version) or delete a row, but not add one.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.db.models import Q
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import format_html
+
+from keeperstate.errors import CodedError
+from keeperstate.models import Membership, Organization, Workflow, WorkflowExecution, WorkflowState
+from keeperstate.state.store import admin_update
+from keeperstate.state.values import encode_value
+
+
+class PrettyJSONField(forms.JSONField):
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, forms.fields.InvalidJSONInput):
+            return value
+        return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+def pretty_json(value: Any) -> str:
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    return format_html("<pre style='margin:0;white-space:pre-wrap'>{}</pre>", text)
+
+
+def admin_link(obj: Any, text: str | None = None) -> str:
+    if obj is None:
+        return "—"
+    url = reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_change", args=[obj.pk])
+    return format_html('<a href="{}">{}</a>', url, text or str(obj))
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+@admin.register(Organization)
+class OrganizationAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "created_at"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+    inlines = [MembershipInline]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "organization", "role", "created_at"]
+    list_filter = ["role", "organization"]
+    search_fields = ["user__username", "organization__name"]
+    autocomplete_fields = ["user", "organization"]
+
+
+@admin.register(Workflow)
+class WorkflowAdmin(admin.ModelAdmin):
+    list_display = ["name", "organization", "updated_at", "deleted_at"]
+    list_filter = ["organization", ("deleted_at", admin.EmptyFieldListFilter)]
+    search_fields = ["name", "description", "id"]
+    readonly_fields = ["id", "created_by", "created_at", "updated_at"]
+    autocomplete_fields = ["organization"]
+    fields = ["id", "organization", "name", "description", "nodes", "edges", "created_by", "created_at",
+              "updated_at", "deleted_at"]
+
+
+@admin.register(WorkflowExecution)
+class WorkflowExecutionAdmin(admin.ModelAdmin):
+    list_display = ["id", "workflow", "status", "started_at", "finished_at"]
+    list_filter = ["status", "workflow__organization"]
+    search_fields = ["id", "workflow__name"]
+    date_hierarchy = "started_at"
+    fields = ["id", "workflow_link", "status", "triggered_by", "started_at", "finished_at", "error", "input_pretty",
+              "results_pretty"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description="workflow")
+    def workflow_link(self, obj: WorkflowExecution) -> str:
+        return admin_link(obj.workflow)
+
+    @admin.display(description="input")
+    def input_pretty(self, obj: WorkflowExecution) -> str:
+        return pretty_json(obj.input)
+
+    @admin.display(description="node results")
+    def results_pretty(self, obj: WorkflowExecution) -> str:
+        return pretty_json(obj.node_results)
+
+
+class ExpiryFilter(admin.SimpleListFilter):
+    title = "expiry"
+    parameter_name = "expiry"
+
+    def lookups(self, request: Any, model_admin: Any) -> list[tuple[str, str]]:
+        return [("live", "Live"), ("expired", "Expired (awaiting sweep)"), ("ttl", "Has a TTL"), ("none", "No TTL")]
+
+    def queryset(self, request: Any, queryset: Any) -> Any:
+        now = timezone.now()
+        return {
+            "live": queryset.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now)),
+            "expired": queryset.filter(expires_at__lte=now),
+            "ttl": queryset.filter(expires_at__isnull=False),
+            "none": queryset.filter(expires_at__isnull=True),
+        }.get(self.value() or "", queryset)
+
+
+class WorkflowStateForm(forms.ModelForm):
+    value = PrettyJSONField(help_text="JSON, at most 8 KB. Saving moves the version, so a run holding the old "
+                            "version gets STATE_VERSION_CONFLICT instead of overwriting your repair.")
+
+    class Meta:
+        model = WorkflowState
+        fields = ["value", "expires_at"]
+
+    def clean_value(self) -> Any:
+        value = self.cleaned_data["value"]
+        try:
+            encode_value(value)
+        except CodedError as exc:
+            raise forms.ValidationError(exc.message, code=exc.code) from exc
+        return value
+
+
+@admin.register(WorkflowState)
+class WorkflowStateAdmin(admin.ModelAdmin):
+    form = WorkflowStateForm
+    list_display = ["key", "workflow", "organization", "value_preview", "version", "expires_at", "is_expired",
+                    "written_by", "updated_at"]
+    list_filter = [ExpiryFilter, "organization"]
+    search_fields = ["key", "workflow__name", "workflow__id"]
+    list_select_related = ["workflow", "organization", "updated_by_execution"]
+    readonly_fields = ["organization", "workflow_link", "key", "version", "is_expired", "written_by", "created_at",
+                       "updated_at", "value_pretty"]
+    fields = ["organization", "workflow_link", "key", "value_pretty", "value", "version", "expires_at", "is_expired",
+              "written_by", "created_at", "updated_at"]
+
+    def has_add_permission(self, request: Any) -> bool:
+        return False  # state is written by workflow runs
+
+    def save_model(self, request: Any, obj: WorkflowState, form: Any, change: bool) -> None:
+        admin_update(state_id=obj.pk, value=form.cleaned_data["value"], expires_at=form.cleaned_data["expires_at"])
+
+    @admin.display(description="value")
+    def value_preview(self, obj: WorkflowState) -> str:
+        text = json.dumps(obj.value, ensure_ascii=False)
+        return text if len(text) <= 60 else text[:57] + "…"
+
+    @admin.display(description="current value")
+    def value_pretty(self, obj: WorkflowState) -> str:
+        return pretty_json(obj.value)
+
+    @admin.display(description="workflow")
+    def workflow_link(self, obj: WorkflowState) -> str:
+        return admin_link(obj.workflow)
+
+    @admin.display(boolean=True, description="expired")
+    def is_expired(self, obj: WorkflowState) -> bool:
+        return obj.expires_at is not None and obj.expires_at <= timezone.now()
+
+    @admin.display(description="written by run")
+    def written_by(self, obj: WorkflowState) -> str:
+        execution = obj.updated_by_execution
+        if execution is None:
+            return "—"
+        return admin_link(execution, f"{execution.started_at:%Y-%m-%d %H:%M:%S} ({execution.status})")
