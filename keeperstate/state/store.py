@@ -215,6 +215,13 @@ def sweep_expired(*, batch_size: int | None = None) -> Iterator[int]:
         yield deleted
 
 
+def count_expired() -> int:
+    """How many rows await the sweeper (for progress reports and admin)."""
+    with _storage_errors("read"), connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM workflow_state WHERE expires_at <= now()")
+        return cursor.fetchone()[0]
+
+
 def _load(value: Any) -> Any:
     # Django registers a text loader for jsonb (JSONField decodes for itself), so raw cursors
     # receive JSON text.

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import unicodedata
 from typing import Any
 
 from django.conf import settings
@@ -25,6 +24,8 @@ from keeperstate.state.errors import (
 MAX_SAFE_INTEGER = 2**53 - 1
 # json.dumps writes U+0000 as the escape \u0000; an escaped backslash followed by "u0000" is
 # text the user typed and is fine, hence the even run of backslashes before it.
+# Unicode category Cc (control characters) is exactly these two ranges.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 
 
@@ -40,7 +41,7 @@ def normalize_key(key: Any) -> str:
         raise StateInvalidKey(
             f"The state key is {len(text)} characters long; keys are at most {limit} characters.", field="key"
         )
-    if any(unicodedata.category(ch) == "Cc" for ch in text):
+    if _CONTROL.search(text):
         raise StateInvalidKey(
             "The state key contains a control character (such as a newline or tab). Use printable text.",
             field="key",

@@ -1,0 +1,113 @@
+"""Management commands: run_workflow, sweep_state, bench_state and the demo data of serve."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection
+
+from keeperstate.demo import MONITOR_NAME, block_monitor_graph, ensure_demo
+from keeperstate.models import Membership, Workflow, WorkflowState
+from keeperstate.state.store import state_set
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args: str) -> str:
+    out = io.StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def test_ensure_demo_creates_org_user_and_monitor_once():
+    org, user, workflow = ensure_demo()
+    again = ensure_demo()
+
+    assert again == (org, user, workflow)
+    assert user.check_password("keeperstate-demo")
+    assert Membership.objects.get(user=user, organization=org).role == "owner"
+    assert workflow.name == MONITOR_NAME
+    assert (workflow.nodes, workflow.edges) == block_monitor_graph()
+
+
+def test_ensure_demo_without_password_leaves_login_disabled():
+    _org, user, _wf = ensure_demo(password=None)
+
+    assert not user.has_usable_password()
+
+
+def test_run_workflow_by_id_prints_node_results():
+    _org, _user, workflow = ensure_demo()
+
+    first = json.loads(run("run_workflow", str(workflow.id), "--input", '{"block": 100}'))
+    second = json.loads(run("run_workflow", str(workflow.id), "--input", '{"block": 101}'))
+
+    assert first["status"] == "success"
+    assert first["nodeResults"]["state-set-1"]["data"]["version"] == 1
+    assert second["nodeResults"]["state-set-1"]["data"]["version"] == 2
+    assert WorkflowState.objects.get(workflow=workflow, key="cursor").value == 101
+
+
+def test_run_workflow_from_a_graph_file_keeps_state_between_runs(tmp_path):
+    ensure_demo()
+    nodes, edges = block_monitor_graph()
+    path = tmp_path / "monitor.json"
+    path.write_text(json.dumps({"nodes": nodes, "edges": edges}))
+
+    run("run_workflow", str(path), "--input", '{"block": 5}')
+    result = json.loads(run("run_workflow", str(path), "--input", '{"block": 6}'))
+
+    workflow = Workflow.objects.get(pk=result["workflow"])
+    assert WorkflowState.objects.get(workflow=workflow, key="cursor").value == 6
+    assert Workflow.objects.filter(name="monitor.json (run_workflow)").count() == 1
+
+
+def test_run_workflow_exits_nonzero_when_a_node_fails():
+    _org, _user, workflow = ensure_demo()
+
+    with pytest.raises(CommandError, match="failed"):
+        run("run_workflow", str(workflow.id), "--input", '{"nope": 1}')
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["00000000-0000-0000-0000-000000000000"], "No workflow"),
+        (["/nonexistent.json"], "neither a workflow id nor a JSON file"),
+    ],
+)
+def test_run_workflow_explains_bad_arguments(args, message):
+    with pytest.raises(CommandError, match=message):
+        run("run_workflow", *args)
+
+
+def test_sweep_state_removes_expired_rows_in_batches(scope):
+    for i in range(5):
+        state_set(scope=scope, key=f"k{i}", value=i, ttl=60)
+    state_set(scope=scope, key="keep", value=1)
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE workflow_state SET expires_at = now() - interval '1 minute' WHERE key <> 'keep'")
+
+    output = run("sweep_state", "--batch-size", "2")
+
+    assert "batch 1: deleted 2" in output
+    assert "batch 3: deleted 1" in output
+    assert "swept 5 expired key(s)" in output
+    assert list(WorkflowState.objects.values_list("key", flat=True)) == ["keep"]
+
+
+@pytest.mark.django_db(transaction=True)  # the floor uses its own connection, which must see the rows
+def test_bench_state_prints_ratios_and_a_json_line(scope):
+    output = run("bench_state", "--iterations", "30", "--repeat", "1")
+
+    figures = json.loads(output.strip().splitlines()[-1])
+    for name in ("store.set.overwrite", "store.set.cas", "store.set.new_key", "store.get", "action.set.overwrite",
+                 "action.get"):
+        assert figures[name]["ops"] > 0
+        assert figures[name]["ratio"] == pytest.approx(figures[name]["ops"] / figures[name]["floor"], rel=0.01)
+    # The benchmark cleans up after itself: only the fixture's workflow remains.
+    assert Workflow.objects.count() == 1
+    assert not WorkflowState.objects.exists()
