@@ -9,13 +9,7 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "keeperstate.settings")
     from django.core.management import execute_from_command_line
 
-    from keeperstate.database import EmbeddedDatabaseError
-
-    try:
-        execute_from_command_line(sys.argv)
-    except EmbeddedDatabaseError as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        sys.exit(1)
+    execute_from_command_line(sys.argv)
 
 
 if __name__ == "__main__":

