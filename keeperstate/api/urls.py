@@ -1,3 +1,24 @@
-"""DRF API routes (filled by the API issue)."""
+"""Routes of the DRF API (DESIGN.md §9), its OpenAPI schema and its docs pages."""
 
-urlpatterns: list = []
+from django.urls import path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from rest_framework.routers import SimpleRouter
+
+from keeperstate.api import views
+
+app_name = "api"
+
+router = SimpleRouter()
+router.register("workflows", views.WorkflowViewSet, basename="workflow")
+router.register("executions", views.ExecutionViewSet, basename="execution")
+
+urlpatterns = [
+    path("actions/", views.ActionCatalogueView.as_view(), name="actions"),
+    path("execute/node/", views.NodeExecuteView.as_view(), name="execute-node"),
+    *router.urls,
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+    # Anything else under /api/ is a JSON 404, not Django's HTML page.
+    re_path(r"^.*$", views.not_found, name="not-found"),
+]

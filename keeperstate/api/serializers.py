@@ -1,0 +1,266 @@
+"""Input and output serializers of the API. Keys are camelCase, like the graph's own keys.
+
+Input serializers check the request's shape and resolve references to the user's own rows;
+the services in keeperstate.workflows and the engine judge the rest. Output serializers
+describe exactly what a response holds, for clients and for the OpenAPI schema.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Q
+from rest_framework import serializers
+
+from keeperstate.access import default_organization, organizations_of
+from keeperstate.api.fields import JSONObjectField, NameField, OrganizationRefField, TextField, edges_field, nodes_field
+from keeperstate.engine.registry import all_actions
+from keeperstate.models import Organization, Workflow, WorkflowExecution
+
+MAX_ID_DIGITS = 18  # a longer number cannot be a bigint id; it can still be a slug
+
+
+# Workflows ------------------------------------------------------------------------------------
+
+
+class WorkflowSummaryOutput(serializers.ModelSerializer):
+    organization = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True, help_text="The slug of the workflow's organization."
+    )
+    createdBy = serializers.CharField(source="created_by.username", read_only=True, allow_null=True, default=None)
+    createdAt = serializers.DateTimeField(source="created_at", read_only=True)
+    updatedAt = serializers.DateTimeField(source="updated_at", read_only=True)
+
+    class Meta:
+        model = Workflow
+        fields = ["id", "organization", "name", "description", "createdBy", "createdAt", "updatedAt"]
+        read_only_fields = fields
+
+
+class WorkflowOutput(WorkflowSummaryOutput):
+    nodes = nodes_field(read_only=True)
+    edges = edges_field(read_only=True)
+
+    class Meta(WorkflowSummaryOutput.Meta):
+        fields = [*WorkflowSummaryOutput.Meta.fields[:4], "nodes", "edges", *WorkflowSummaryOutput.Meta.fields[4:]]
+        read_only_fields = fields
+
+
+class WorkflowDocument(serializers.Serializer):
+    """The portable form of a workflow (export and import): its graph, never its state."""
+
+    name = NameField()
+    description = TextField(allow_blank=True, default="")
+    nodes = nodes_field()
+    edges = edges_field()
+
+
+class _OrganizationInput(serializers.Serializer):
+    organization = OrganizationRefField(required=False, max_length=100)
+
+    def validate_organization(self, value: str) -> Organization:
+        mine = organizations_of(self.context["request"].user)
+        match = mine.filter(slug=value).first()
+        if match is None and value.isdigit() and len(value) <= MAX_ID_DIGITS:
+            match = mine.filter(pk=int(value)).first()
+        if match is None:
+            # The same answer whether the organization exists or not: ids cannot be probed.
+            raise serializers.ValidationError(f"You are not a member of an organization '{value}'.")
+        return match
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "organization" not in attrs:
+            attrs["organization"] = default_organization(self.context["request"].user)
+            if attrs["organization"] is None:
+                raise serializers.ValidationError(
+                    {"organization": ["You belong to no organization; ask an administrator to add you to one."]}
+                )
+        return attrs
+
+
+class WorkflowCreateInput(_OrganizationInput):
+    name = NameField()
+    description = TextField(allow_blank=True, default="")
+    nodes = nodes_field(default=list, help_text="Empty (with empty edges): the workflow starts with a trigger.")
+    edges = edges_field(default=list)
+
+
+class WorkflowImportInput(_OrganizationInput, WorkflowDocument):
+    """An exported document, optionally with the organization to import it into."""
+
+    name = NameField(default="Imported workflow")
+    nodes = nodes_field(default=list)
+    edges = edges_field(default=list)
+
+
+class WorkflowUpdateInput(serializers.Serializer):
+    """PUT replaces all four fields (description defaults to empty); PATCH changes those given."""
+
+    name = NameField()
+    description = TextField(allow_blank=True, default="")
+    nodes = nodes_field()
+    edges = edges_field()
+
+
+class WorkflowDuplicateInput(serializers.Serializer):
+    name = NameField(required=False, help_text='Default: "<name> (copy)".')
+
+
+class DeleteQuery(serializers.Serializer):
+    hard = serializers.BooleanField(
+        default=False,
+        help_text="true: delete the workflow, its executions and its state (owners and admins only). "
+        "Otherwise the workflow is hidden and its state kept.",
+    )
+
+
+class WorkflowListQuery(serializers.Serializer):
+    organization = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=100,
+        help_text="Only the workflows of this organization (slug or id).",
+    )
+
+    def organization_filter(self) -> Q:
+        value = self.validated_data.get("organization")
+        if not value:
+            return Q()
+        match = Q(organization__slug=value)
+        if value.isdigit() and len(value) <= MAX_ID_DIGITS:
+            match |= Q(organization_id=int(value))
+        return match
+
+
+# Validation -----------------------------------------------------------------------------------
+
+
+class GraphInput(serializers.Serializer):
+    nodes = nodes_field()
+    edges = edges_field()
+
+
+class FindingOutput(serializers.Serializer):
+    nodeId = serializers.CharField(allow_null=True)
+    field = serializers.CharField(allow_null=True)
+    code = serializers.CharField()
+    message = serializers.CharField()
+
+
+class ValidationReportOutput(serializers.Serializer):
+    valid = serializers.BooleanField()
+    errors = FindingOutput(many=True)
+    warnings = FindingOutput(many=True)
+
+
+# Executions -----------------------------------------------------------------------------------
+
+
+class NodeResultOutput(serializers.Serializer):
+    """One node's result: success with data, a failure with code and error, or skipped."""
+
+    success = serializers.BooleanField(required=False)
+    data = serializers.JSONField(required=False, help_text="The action's output fields (on success).")
+    code = serializers.CharField(required=False, help_text="Stable error code, e.g. STATE_VERSION_CONFLICT.")
+    error = serializers.CharField(required=False, help_text="What went wrong and what to do.")
+    details = serializers.JSONField(required=False, help_text="Structured data of the failure.")
+    skipped = serializers.BooleanField(required=False, help_text="The node was on a branch not taken.")
+
+
+class ExecuteInput(serializers.Serializer):
+    input = JSONObjectField(default=dict, help_text='The run input, the trigger\'s output: e.g. {"block": 100}.')
+
+
+class ExecutionOutput(serializers.ModelSerializer):
+    workflow = serializers.UUIDField(source="workflow_id", read_only=True)
+    input = JSONObjectField(read_only=True)
+    nodeResults = serializers.DictField(source="node_results", child=NodeResultOutput(), read_only=True)
+    startedAt = serializers.DateTimeField(source="started_at", read_only=True)
+    finishedAt = serializers.DateTimeField(source="finished_at", read_only=True, allow_null=True)
+
+    class Meta:
+        model = WorkflowExecution
+        fields = ["id", "workflow", "status", "input", "nodeResults", "error", "startedAt", "finishedAt"]
+        read_only_fields = fields
+
+
+class NodeExecuteInput(serializers.Serializer):
+    actionType = serializers.ChoiceField(choices=[])
+    config = JSONObjectField(default=dict, help_text="The action's config fields, as in a node's data.config.")
+    input = JSONObjectField(
+        default=dict,
+        help_text="Plays the trigger's output: the config may reference it as <<@trigger:Trigger.field>>.",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.fields["actionType"].choices = [action.id for action in all_actions()]
+
+
+# Action catalogue -----------------------------------------------------------------------------
+
+
+class ConfigFieldOutput(serializers.Serializer):
+    name = serializers.CharField()
+    label = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["text", "integer", "json", "expression", "select"])
+    required = serializers.BooleanField()
+    acceptsReferences = serializers.BooleanField()
+    help = serializers.CharField()
+    advanced = serializers.BooleanField()
+    choices = serializers.ListField(child=serializers.CharField())
+    default = serializers.JSONField(allow_null=True)
+    placeholder = serializers.CharField()
+
+
+class OutputFieldOutput(serializers.Serializer):
+    name = serializers.CharField()
+    type = serializers.CharField()
+    description = serializers.CharField()
+
+
+class ActionOutput(serializers.Serializer):
+    id = serializers.CharField()
+    label = serializers.CharField()
+    group = serializers.CharField()
+    description = serializers.CharField()
+    icon = serializers.CharField()
+    egress = serializers.ChoiceField(choices=["none", "user-chosen", "fixed"])
+    needsWorkflowContext = serializers.BooleanField()
+    planGated = serializers.BooleanField()
+    sourceHandles = serializers.ListField(child=serializers.CharField())
+    configFields = ConfigFieldOutput(many=True)
+    outputFields = OutputFieldOutput(many=True)
+
+
+class TriggerOutput(serializers.Serializer):
+    id = serializers.CharField()
+    label = serializers.CharField()
+    description = serializers.CharField()
+    icon = serializers.CharField()
+    configFields = ConfigFieldOutput(many=True)
+
+
+class CatalogueOutput(serializers.Serializer):
+    actions = ActionOutput(many=True)
+    triggers = TriggerOutput(many=True)
+
+
+# Errors (for the schema; the exception handler builds them) -----------------------------------
+
+
+class ErrorOutput(serializers.Serializer):
+    code = serializers.CharField(help_text="Stable error code, e.g. NOT_FOUND or STATE_VERSION_CONFLICT.")
+    detail = serializers.CharField(help_text="What went wrong and what to do.")
+    field = serializers.CharField(required=False, help_text="The input field at fault, when there is one.")
+    details = serializers.JSONField(required=False, help_text="Structured data, e.g. expected and current.")
+
+
+class WorkflowInvalidOutput(serializers.Serializer):
+    code = serializers.CharField(help_text="WORKFLOW_INVALID")
+    detail = serializers.CharField(help_text="How many errors, and the first of them.")
+    details = ValidationReportOutput(help_text="The full validation report.")
+
+
+class FieldErrorsOutput(serializers.Serializer):
+    """``{"field": ["message", ...]}``; its schema comes from keeperstate.api.schema."""

@@ -1,0 +1,278 @@
+"""API views: thin adapters from HTTP to keeperstate.access, keeperstate.workflows and the engine.
+
+Every workflow and execution is looked up through keeperstate.access, so another
+organization's ids answer 404. No view reads or writes state: workflows reach their state only
+through their own runs (DESIGN.md §9).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import HttpRequest, JsonResponse
+from django.urls import Resolver404, resolve
+from django.views.decorators.csrf import csrf_exempt
+from drf_spectacular.utils import extend_schema
+from rest_framework import status, viewsets
+from rest_framework.decorators import action
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.serializers import Serializer
+from rest_framework.views import APIView
+
+from keeperstate.access import get_execution_for, get_workflow_for, workflows_visible_to
+from keeperstate.api import serializers as s
+from keeperstate.api.metadata import ApiMetadata
+from keeperstate.api.pagination import Pagination
+from keeperstate.api.parsers import JSONParser
+from keeperstate.api.permissions import HardDeleteByOwnersAndAdmins
+from keeperstate.api.schema import WORKFLOW_BAD_REQUEST, errors
+from keeperstate.engine.context import RunContext
+from keeperstate.engine.registry import TRIGGERS, all_actions
+from keeperstate.engine.runner import run_action, run_workflow
+from keeperstate.engine.validation import validate_graph
+from keeperstate.models import Workflow, WorkflowExecution
+from keeperstate.workflows import (
+    workflow_create,
+    workflow_duplicate,
+    workflow_export,
+    workflow_hard_delete,
+    workflow_import,
+    workflow_update,
+)
+
+# Direct node execution plays its input as the output of a trigger with this id and label.
+DIRECT_TRIGGER_ID = "trigger"
+DIRECT_TRIGGER_LABEL = "Trigger"
+
+
+class JSONOnly:
+    # JSON in, JSON out (DESIGN.md §9); no docstring here: drf-spectacular would show it.
+
+    parser_classes = [JSONParser]
+    renderer_classes = [JSONRenderer]
+    metadata_class = ApiMetadata
+
+
+def validated(serializer_class: type[Serializer], request: Request, **kwargs: Any) -> dict[str, Any]:
+    serializer = serializer_class(data=request.data, context={"request": request}, **kwargs)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+@extend_schema(tags=["workflows"])
+class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
+    """Workflows of your organizations. Another organization's workflow answers 404.
+    Create, update and import validate the graph and answer WORKFLOW_INVALID with the report."""
+
+    permission_classes = [IsAuthenticated, HardDeleteByOwnersAndAdmins]
+    pagination_class = Pagination
+    queryset = Workflow.objects.none()  # tells the schema the model; get_queryset scopes to the user
+
+    def get_queryset(self) -> QuerySet[Workflow]:
+        return (
+            workflows_visible_to(self.request.user)
+            .select_related("organization", "created_by")
+            .order_by("-updated_at", "id")
+        )
+
+    def get_object(self) -> Workflow:
+        workflow = get_workflow_for(self.request.user, self.kwargs["pk"])
+        self.check_object_permissions(self.request, workflow)
+        return workflow
+
+    def hard_delete_requested(self) -> bool:
+        query = s.DeleteQuery(data=self.request.query_params)
+        query.is_valid(raise_exception=True)
+        return query.validated_data["hard"]
+
+    @extend_schema(
+        summary="List the workflows of your organizations (soft-deleted ones excluded)",
+        parameters=[s.WorkflowListQuery],
+        responses={200: s.WorkflowSummaryOutput(many=True), **errors(400, 401, 404)},
+    )
+    def list(self, request: Request) -> Response:
+        query = s.WorkflowListQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        page = self.paginate_queryset(self.get_queryset().filter(query.organization_filter()))
+        return self.get_paginated_response(s.WorkflowSummaryOutput(page, many=True).data)
+
+    @extend_schema(
+        summary="Create a workflow (validated like every save)",
+        request=s.WorkflowCreateInput,
+        responses={201: s.WorkflowOutput, **errors(400, 401, 403, bad_request=WORKFLOW_BAD_REQUEST)},
+    )
+    def create(self, request: Request) -> Response:
+        workflow = workflow_create(user=request.user, **validated(s.WorkflowCreateInput, request))
+        return Response(s.WorkflowOutput(workflow).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(summary="Read a workflow", responses={200: s.WorkflowOutput, **errors(401, 404)})
+    def retrieve(self, request: Request, pk: str) -> Response:
+        return Response(s.WorkflowOutput(self.get_object()).data)
+
+    @extend_schema(
+        summary="Replace a workflow's name, description and graph",
+        request=s.WorkflowUpdateInput,
+        responses={200: s.WorkflowOutput, **errors(400, 401, 403, 404, bad_request=WORKFLOW_BAD_REQUEST)},
+    )
+    def update(self, request: Request, pk: str) -> Response:
+        workflow = workflow_update(self.get_object(), **validated(s.WorkflowUpdateInput, request))
+        return Response(s.WorkflowOutput(workflow).data)
+
+    @extend_schema(
+        summary="Change some of a workflow's name, description and graph",
+        request=s.WorkflowUpdateInput(partial=True),
+        responses={200: s.WorkflowOutput, **errors(400, 401, 403, 404, bad_request=WORKFLOW_BAD_REQUEST)},
+    )
+    def partial_update(self, request: Request, pk: str) -> Response:
+        workflow = workflow_update(self.get_object(), **validated(s.WorkflowUpdateInput, request, partial=True))
+        return Response(s.WorkflowOutput(workflow).data)
+
+    @extend_schema(
+        summary="Delete a workflow: soft (hidden, state kept) or ?hard=true (with its state)",
+        parameters=[s.DeleteQuery],
+        responses={204: None, **errors(400, 401, 403, 404)},
+    )
+    def destroy(self, request: Request, pk: str) -> Response:
+        workflow = self.get_object()  # 404 first; then 403 for a member's hard delete
+        if self.hard_delete_requested():
+            workflow_hard_delete(workflow)
+        else:
+            workflow.soft_delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(
+        summary="Copy a workflow under a new id; the copy starts with empty state",
+        request=s.WorkflowDuplicateInput,
+        responses={201: s.WorkflowOutput, **errors(400, 401, 403, 404)},
+    )
+    @action(detail=True, methods=["post"])
+    def duplicate(self, request: Request, pk: str) -> Response:
+        workflow = self.get_object()
+        copy = workflow_duplicate(workflow, user=request.user, **validated(s.WorkflowDuplicateInput, request))
+        return Response(s.WorkflowOutput(copy).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        summary="Export a workflow's graph (never its state)",
+        responses={200: s.WorkflowDocument, **errors(401, 404)},
+    )
+    @action(detail=True, methods=["get"])
+    def export(self, request: Request, pk: str) -> Response:
+        return Response(s.WorkflowDocument(workflow_export(self.get_object())).data)
+
+    @extend_schema(
+        summary="Import an exported workflow as a new workflow (validated like every save)",
+        parameters=[],
+        request=s.WorkflowImportInput,
+        responses={201: s.WorkflowOutput, **errors(400, 401, 403, bad_request=WORKFLOW_BAD_REQUEST)},
+    )
+    @action(detail=False, methods=["post"], url_path="import", url_name="import")
+    def import_(self, request: Request) -> Response:
+        data = validated(s.WorkflowImportInput, request)
+        organization = data.pop("organization")
+        workflow = workflow_import(organization=organization, user=request.user, document=data)
+        return Response(s.WorkflowOutput(workflow).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        summary="Validate a graph without saving it",
+        parameters=[],
+        request=s.GraphInput,
+        responses={200: s.ValidationReportOutput, **errors(400, 401, 403)},
+    )
+    @action(detail=False, methods=["post"])
+    def validate(self, request: Request) -> Response:
+        graph = validated(s.GraphInput, request)
+        return Response(s.ValidationReportOutput(validate_graph(graph["nodes"], graph["edges"]).as_dict()).data)
+
+    @extend_schema(
+        summary="Run a workflow now and return the finished execution",
+        description="A run that fails in a node is still a 201: the execution's status is 'error' and "
+        "the node's result carries the code (e.g. STATE_VERSION_CONFLICT).",
+        request=s.ExecuteInput,
+        responses={201: s.ExecutionOutput, **errors(400, 401, 403, 404)},
+    )
+    @action(detail=True, methods=["post"])
+    def execute(self, request: Request, pk: str) -> Response:
+        workflow = self.get_object()
+        run_input = validated(s.ExecuteInput, request)["input"]
+        execution = run_workflow(workflow, run_input, triggered_by=request.user)
+        return Response(s.ExecutionOutput(execution).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        summary="The workflow's executions, newest first",
+        responses={200: s.ExecutionOutput(many=True), **errors(400, 401, 404)},
+    )
+    @action(detail=True, methods=["get"])
+    def executions(self, request: Request, pk: str) -> Response:
+        workflow = self.get_object()
+        page = self.paginate_queryset(workflow.executions.order_by("-started_at", "id"))
+        return self.get_paginated_response(s.ExecutionOutput(page, many=True).data)
+
+
+@extend_schema(tags=["executions"])
+class ExecutionViewSet(JSONOnly, viewsets.GenericViewSet):
+    """Finished runs of your organizations' workflows, with each node's result."""
+
+    queryset = WorkflowExecution.objects.none()
+
+    @extend_schema(summary="Read an execution", responses={200: s.ExecutionOutput, **errors(401, 404)})
+    def retrieve(self, request: Request, pk: str) -> Response:
+        return Response(s.ExecutionOutput(get_execution_for(request.user, pk)).data)
+
+
+@extend_schema(tags=["actions"])
+class NodeExecuteView(JSONOnly, APIView):
+    """Direct node execution, with no workflow and so no state."""
+
+    @extend_schema(
+        summary="Run one action outside any workflow",
+        description="Answers the node result with 200 whether the action succeeded or not, like a node "
+        "of an execution: state actions fail with STATE_NO_WORKFLOW_CONTEXT, since state belongs to a "
+        "workflow. The input plays the trigger's output (<<@trigger:Trigger.field>>).",
+        request=s.NodeExecuteInput,
+        responses={200: s.NodeResultOutput, **errors(400, 401, 403)},
+    )
+    def post(self, request: Request) -> Response:
+        data = validated(s.NodeExecuteInput, request)
+        result, _handle = run_action(
+            data["actionType"],
+            data["config"],
+            RunContext(),
+            results={DIRECT_TRIGGER_ID: {"success": True, "data": data["input"]}},
+            labels={DIRECT_TRIGGER_ID: DIRECT_TRIGGER_LABEL},
+        )
+        return Response(s.NodeResultOutput(result).data)
+
+
+@extend_schema(tags=["actions"])
+class ActionCatalogueView(JSONOnly, APIView):
+    """What a node can do: every registered action and trigger kind."""
+
+    @extend_schema(
+        summary="The action catalogue and the trigger kinds, from the registry",
+        responses={200: s.CatalogueOutput, **errors(401)},
+    )
+    def get(self, request: Request) -> Response:
+        catalogue = {
+            "actions": [definition.as_dict() for definition in all_actions()],
+            "triggers": [definition.as_dict() for definition in TRIGGERS.values()],
+        }
+        return Response(s.CatalogueOutput(catalogue).data)
+
+
+@csrf_exempt
+def not_found(request: HttpRequest) -> JsonResponse:
+    """Unknown paths under /api/ answer JSON like the rest of the API (and say when only the
+    trailing slash is missing: every API path ends with one)."""
+    detail = f"No API endpoint at {request.path}."
+    if not request.path.endswith("/"):
+        try:
+            resolved = resolve(request.path + "/")
+        except Resolver404:
+            resolved = None
+        if resolved is not None and resolved.url_name != "not-found":
+            detail += f" Did you mean {request.path}/ ? API paths end with a slash."
+    return JsonResponse({"code": "NOT_FOUND", "detail": detail}, status=404)
