@@ -14,11 +14,18 @@ from django.contrib import admin
 from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from keeperstate.errors import CodedError
-from keeperstate.models import Membership, Organization, Workflow, WorkflowExecution, WorkflowState
-from keeperstate.state.store import admin_update
+from keeperstate.models import (
+    Membership,
+    Organization,
+    Workflow,
+    WorkflowExecution,
+    WorkflowState,
+    WorkflowStateEvent,
+)
+from keeperstate.state.store import OrgUsage, admin_delete, admin_update, org_usage
 from keeperstate.state.values import encode_value
 
 
@@ -41,6 +48,27 @@ def admin_link(obj: Any, text: str | None = None) -> str:
     return format_html('<a href="{}">{}</a>', url, text or str(obj))
 
 
+HISTORY_SHOWN = 50
+
+
+def _actor(request: Any) -> str:
+    return f"admin:{request.user.get_username()}"
+
+
+def _short(value: Any) -> str:
+    if value is None:
+        return "—"
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:77] + "…"
+
+
+def usage_text(usage: OrgUsage) -> str:
+    return (
+        f"{usage.live_keys} of {usage.max_keys} live keys; "
+        f"{usage.stored_bytes:,} of {usage.max_bytes:,} bytes stored"
+    )
+
+
 class MembershipInline(admin.TabularInline):
     model = Membership
     extra = 0
@@ -49,10 +77,15 @@ class MembershipInline(admin.TabularInline):
 
 @admin.register(Organization)
 class OrganizationAdmin(admin.ModelAdmin):
-    list_display = ["name", "slug", "created_at"]
+    list_display = ["name", "slug", "state_usage", "created_at"]
+    readonly_fields = ["state_usage"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [MembershipInline]
+
+    @admin.display(description="state budget")
+    def state_usage(self, obj: Organization) -> str:
+        return usage_text(org_usage(obj.pk)) if obj.pk else "—"
 
 
 @admin.register(Membership)
@@ -146,15 +179,56 @@ class WorkflowStateAdmin(admin.ModelAdmin):
     search_fields = ["key", "workflow__name", "workflow__id"]
     list_select_related = ["workflow", "organization", "updated_by_execution"]
     readonly_fields = ["organization", "workflow_link", "key", "version", "is_expired", "written_by", "created_at",
-                       "updated_at", "value_pretty"]
+                       "updated_at", "value_pretty", "history", "org_budget"]
     fields = ["organization", "workflow_link", "key", "value_pretty", "value", "version", "expires_at", "is_expired",
-              "written_by", "created_at", "updated_at"]
+              "written_by", "created_at", "updated_at", "org_budget", "history"]
 
     def has_add_permission(self, request: Any) -> bool:
         return False  # state is written by workflow runs
 
     def save_model(self, request: Any, obj: WorkflowState, form: Any, change: bool) -> None:
-        admin_update(state_id=obj.pk, value=form.cleaned_data["value"], expires_at=form.cleaned_data["expires_at"])
+        admin_update(
+            state_id=obj.pk,
+            value=form.cleaned_data["value"],
+            expires_at=form.cleaned_data["expires_at"],
+            actor=_actor(request),
+        )
+
+    def delete_model(self, request: Any, obj: WorkflowState) -> None:
+        admin_delete(state_ids=[obj.pk], actor=_actor(request))
+
+    def delete_queryset(self, request: Any, queryset: Any) -> None:
+        admin_delete(state_ids=list(queryset.values_list("pk", flat=True)), actor=_actor(request))
+
+    @admin.display(description="history (newest first)")
+    def history(self, obj: WorkflowState) -> str:
+        events = WorkflowStateEvent.objects.filter(workflow_id=obj.workflow_id, key=obj.key)[:HISTORY_SHOWN]
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{} → {}</td><td><code>{}</code></td><td><code>{}</code></td>"
+            "<td>{}</td></tr>",
+            (
+                (
+                    f"{e.created_at:%Y-%m-%d %H:%M:%S}",
+                    e.get_operation_display(),
+                    e.old_version or "—",
+                    e.new_version or "—",
+                    _short(e.old_value),
+                    _short(e.new_value),
+                    admin_link(e.execution, f"run {e.execution_id}") if e.execution_id else e.made_by,
+                )
+                for e in events
+            ),
+        )
+        return format_html(
+            "<table><thead><tr><th>when</th><th>change</th><th>version</th><th>old value</th><th>new value</th>"
+            "<th>by</th></tr></thead><tbody>{}</tbody></table>",
+            rows,
+        )
+
+    @admin.display(description="organization budget")
+    def org_budget(self, obj: WorkflowState) -> str:
+        return usage_text(org_usage(obj.organization_id))
 
     @admin.display(description="value")
     def value_preview(self, obj: WorkflowState) -> str:

@@ -112,6 +112,15 @@ KEEPERSTATE_MAX_VALUE_BYTES = 8192
 KEEPERSTATE_MAX_KEYS_PER_WORKFLOW = env_int("KEEPERSTATE_MAX_KEYS_PER_WORKFLOW", 100)
 KEEPERSTATE_MAX_TTL_SECONDS = 365 * 24 * 3600
 KEEPERSTATE_SWEEP_BATCH_SIZE = env_int("KEEPERSTATE_SWEEP_BATCH_SIZE", 1000)
+# Per-organization budget over all its workflows: live keys, and bytes stored (as Postgres
+# renders the values, expired rows included until swept).
+KEEPERSTATE_ORG_MAX_KEYS = env_int("KEEPERSTATE_ORG_MAX_KEYS", 10_000)
+KEEPERSTATE_ORG_MAX_BYTES = env_int("KEEPERSTATE_ORG_MAX_BYTES", 50 * 1024 * 1024)
+# Write history kept per key; the history trigger reads it from the connection's settings.
+KEEPERSTATE_HISTORY_PER_KEY = env_int("KEEPERSTATE_HISTORY_PER_KEY", 50)
+_options = DATABASES["default"].setdefault("OPTIONS", {})
+_history_option = f"-c keeperstate.history_per_key={KEEPERSTATE_HISTORY_PER_KEY}"
+_options["options"] = f"{_options.get('options', '')} {_history_option}".strip()
 
 LOGGING = {
     "version": 1,

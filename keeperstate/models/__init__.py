@@ -1,5 +1,5 @@
 from keeperstate.models.org import Membership, Organization
-from keeperstate.models.state import WorkflowState, WorkflowStateTombstone
+from keeperstate.models.state import WorkflowState, WorkflowStateEvent, WorkflowStateTombstone
 from keeperstate.models.workflow import Workflow, WorkflowExecution
 
 __all__ = [
@@ -8,5 +8,6 @@ __all__ = [
     "Workflow",
     "WorkflowExecution",
     "WorkflowState",
+    "WorkflowStateEvent",
     "WorkflowStateTombstone",
 ]

@@ -13,6 +13,10 @@ constraints added in migration 0002 make them hold for every writer:
 * ``(workflow_id, organization_id)`` references ``workflow (id, organization_id)`` with
   ON UPDATE CASCADE: moving a workflow to another organization carries its state along.
 
+* Every change of a key (insert, update that moves the version, delete) is written to
+  ``workflow_state_event`` with old and new value and version, the execution or actor, and the
+  time; the same trigger keeps the last N events per key (``keeperstate.history_per_key``).
+
 BEFORE triggers fire in name order: ``state_scope_read_only`` rejects a scope change before
 ``state_version_bump`` computes anything.
 """
@@ -52,6 +56,42 @@ TOMBSTONE_SQL = """
 """
 
 
+# Who made a change, when no execution did: the store, admin and sweeper SET LOCAL
+# keeperstate.actor; a raw SQL writer leaves it empty. Events for a workflow that is being
+# deleted are not written (the workflow's history goes with it). An UPDATE that leaves the
+# version alone (a workflow moved to another organization, an execution deleted) is not a change
+# of the key.
+HISTORY_SQL = """
+    IF NOT EXISTS (SELECT 1 FROM workflow w WHERE w.id = COALESCE(NEW.workflow_id, OLD.workflow_id)) THEN
+        RETURN NULL;
+    END IF;
+    IF TG_OP = 'UPDATE' AND NEW.version = OLD.version THEN
+        RETURN NULL;
+    END IF;
+    INSERT INTO workflow_state_event
+        (workflow_id, key, operation, old_value, new_value, old_version, new_version, execution_id, actor, created_at)
+    VALUES (
+        COALESCE(NEW.workflow_id, OLD.workflow_id),
+        COALESCE(NEW.key, OLD.key),
+        lower(TG_OP),
+        CASE WHEN TG_OP = 'INSERT' THEN NULL ELSE OLD.value END,
+        CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.value END,
+        CASE WHEN TG_OP = 'INSERT' THEN NULL ELSE OLD.version END,
+        CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.version END,
+        CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.updated_by_execution_id END,
+        NULLIF(current_setting('keeperstate.actor', true), ''),
+        clock_timestamp()
+    );
+    DELETE FROM workflow_state_event
+     WHERE id IN (SELECT e.id FROM workflow_state_event e
+                   WHERE e.workflow_id = COALESCE(NEW.workflow_id, OLD.workflow_id)
+                     AND e.key = COALESCE(NEW.key, OLD.key)
+                   ORDER BY e.id DESC
+                  OFFSET COALESCE(NULLIF(current_setting('keeperstate.history_per_key', true), '')::int, 50));
+    RETURN NULL;
+"""
+
+
 class WorkflowState(models.Model):
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="state_entries")
     workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="state_entries")
@@ -65,6 +105,12 @@ class WorkflowState(models.Model):
     )
     created_at = models.DateTimeField(db_default=models.functions.Now(), editable=False)
     updated_at = models.DateTimeField(db_default=models.functions.Now(), editable=False)
+    # What the value occupies as Postgres renders it: the organization's byte budget sums this.
+    size_bytes = models.GeneratedField(
+        expression=models.Func(models.functions.Cast("value", models.TextField()), function="octet_length"),
+        output_field=models.IntegerField(),
+        db_persist=True,
+    )
 
     class Meta:
         db_table = "workflow_state"
@@ -101,6 +147,12 @@ class WorkflowState(models.Model):
                 operation=pgtrigger.Delete,
                 func=TOMBSTONE_SQL,
             ),
+            pgtrigger.Trigger(
+                name="state_history",
+                when=pgtrigger.After,
+                operation=pgtrigger.Insert | pgtrigger.Update | pgtrigger.Delete,
+                func=HISTORY_SQL,
+            ),
         ]
 
     def __str__(self) -> str:
@@ -121,3 +173,41 @@ class WorkflowStateTombstone(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["workflow", "key"], name="workflow_state_tombstone_unique_key"),
         ]
+
+
+class WorkflowStateEvent(models.Model):
+    """One change of one key, written by the ``state_history`` trigger (never by Python)."""
+
+    class Operation(models.TextChoices):
+        INSERT = "insert", "created"
+        UPDATE = "update", "updated"
+        DELETE = "delete", "deleted"
+
+    # Cascaded by the database with the workflow (migration 0003), like the tombstones.
+    workflow = models.ForeignKey(Workflow, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+")
+    key = models.TextField()
+    operation = models.CharField(max_length=6, choices=Operation.choices)
+    old_value = models.JSONField(null=True)
+    new_value = models.JSONField(null=True)
+    old_version = models.BigIntegerField(null=True)
+    new_version = models.BigIntegerField(null=True)
+    # No constraint: an execution's events outlive nothing (both go with the workflow).
+    execution = models.ForeignKey(
+        WorkflowExecution, on_delete=models.DO_NOTHING, db_constraint=False, null=True, related_name="+"
+    )
+    actor = models.TextField(null=True, help_text="admin:<username>, sweeper, or empty for raw SQL")
+    created_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "workflow_state_event"
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["workflow", "key", "-id"], name="state_event_key_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.key} {self.operation} v{self.old_version}→v{self.new_version}"
+
+    @property
+    def made_by(self) -> str:
+        if self.execution_id:
+            return f"run {self.execution_id}"
+        return self.actor or "database (raw SQL)"

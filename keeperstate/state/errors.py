@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from keeperstate.errors import CodedError
 
 
@@ -48,7 +50,7 @@ class StateVersionConflict(StateError):
     code = "STATE_VERSION_CONFLICT"
     status_code = 409
 
-    def __init__(self, *, key: str, expected: int, current: int):
+    def __init__(self, *, key: str, expected: int, current: int, current_value: Any = None):
         current_text = "the key does not exist" if current == 0 else f"its current version is {current}"
         super().__init__(
             f"State key '{key}' was changed by another run: expected version {expected}, but "
@@ -58,3 +60,11 @@ class StateVersionConflict(StateError):
         )
         self.expected = expected
         self.current = current
+        # For State Set's conflict branch; kept out of details so a failure message never
+        # carries the stored value.
+        self.current_value = current_value
+
+
+class StateOrgBudget(StateError):
+    code = "STATE_ORG_BUDGET"
+    status_code = 409

@@ -1,10 +1,17 @@
 """The state store: the only code that reads or writes workflow state.
 
-Every caller (the State actions, Django admin, the benchmark) goes through these functions.
-Reads are one statement. A write to a live key is one statement, compare-and-set included;
-only a write that would add a live key takes the short locked path that keeps the per-workflow
-ceiling exact under concurrency. Versions are computed by the database triggers
-(keeperstate/models/state.py), never here.
+Every caller (the State actions, Django admin, the sweeper, the benchmark) goes through these
+functions. Versions are computed by the database triggers (keeperstate/models/state.py), never
+here, and the history trigger records every change.
+
+Two paths, chosen so the limits are exact under concurrency and the common case is cheap:
+
+* **One statement** when a write cannot grow anything: Get; Set or Increment of a live key
+  whose stored size does not grow (compare-and-set included); Delete.
+* **The locked path** for a write that may add a live key or grow the bytes stored: lock the
+  organization row, lock the key's row, read usage in one fresh statement, check the
+  per-workflow ceiling and the organization budget, write. Only these writers serialise (per
+  organization); readers and same-size overwrites never wait for them.
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,8 +28,21 @@ from typing import Any
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
-from keeperstate.state.errors import StateKeyLimit, StateStorageError, StateVersionConflict
-from keeperstate.state.values import encode_value, normalize_key, parse_expected_version, parse_ttl
+from keeperstate.state.errors import (
+    StateInvalidValue,
+    StateKeyLimit,
+    StateOrgBudget,
+    StateStorageError,
+    StateVersionConflict,
+)
+from keeperstate.state.values import (
+    MAX_SAFE_INTEGER,
+    encode_value,
+    normalize_key,
+    parse_expected_version,
+    parse_increment,
+    parse_ttl,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -53,46 +73,80 @@ class StateWrite:
     version: int
     created: bool
     expires_at: datetime | None
+    value: Any = None  # the value now stored (Increment reports it)
 
     def as_output(self) -> dict[str, Any]:
         return {"key": self.key, "version": self.version, "created": self.created, "expiresAt": _iso(self.expires_at)}
+
+
+@dataclass(frozen=True)
+class StateDelete:
+    deleted: bool
+    previous_version: int
+
+    def as_output(self) -> dict[str, Any]:
+        return {"deleted": self.deleted, "previousVersion": self.previous_version}
 
 
 MISSING = StateEntry(exists=False, value=None, version=0, expires_at=None)
 
 _LIVE = "(expires_at IS NULL OR expires_at > now())"
 _SCOPE = "organization_id = %(org)s AND workflow_id = %(wf)s"
-
-GET_SQL = f"SELECT value, version, expires_at FROM workflow_state WHERE {_SCOPE} AND key = %(key)s AND {_LIVE}"
-
+_KEY = f"{_SCOPE} AND key = %(key)s"
 # now() + NULL * interval is NULL: no TTL, no expiry.
 _EXPIRY = "now() + %(ttl)s * interval '1 second'"
+_SET_ROW = f"expires_at = {_EXPIRY}, updated_by_execution_id = %(execution)s"
+_INTEGER = "(jsonb_typeof(value) = 'number' AND value::text ~ '^-?[0-9]+$')"
 
+GET_SQL = f"SELECT value, version, expires_at FROM workflow_state WHERE {_KEY} AND {_LIVE}"
+
+# A live key, no bigger than before (jsonb's own rendering, which size_bytes measures).
 OVERWRITE_SQL = f"""
-UPDATE workflow_state
-   SET value = %(value)s::jsonb, expires_at = {_EXPIRY}, updated_by_execution_id = %(execution)s
- WHERE {_SCOPE} AND key = %(key)s AND {_LIVE}
+UPDATE workflow_state SET value = %(value)s::jsonb, {_SET_ROW}
+ WHERE {_KEY} AND {_LIVE} AND size_bytes >= octet_length((%(value)s::jsonb)::text)
 RETURNING version, expires_at
 """
 OVERWRITE_CAS_SQL = OVERWRITE_SQL.replace("RETURNING", "AND version = %(expected)s RETURNING")
 
-LOCK_WORKFLOW_SQL = "SELECT 1 FROM workflow WHERE id = %(wf)s AND organization_id = %(org)s FOR NO KEY UPDATE"
-
-COUNT_SQL = f"""
-SELECT count(*) FILTER (WHERE key <> %(key)s),
-       max(version) FILTER (WHERE key = %(key)s)
-  FROM workflow_state
- WHERE {_SCOPE} AND {_LIVE}
+INCREMENT_SQL = f"""
+UPDATE workflow_state SET value = to_jsonb(value::text::numeric + %(by)s), {_SET_ROW}
+ WHERE {_KEY} AND {_LIVE} AND {_INTEGER}
+   AND abs(value::text::numeric + %(by)s) <= {MAX_SAFE_INTEGER}
+   AND size_bytes >= octet_length((value::text::numeric + %(by)s)::text)
+RETURNING value, version, expires_at
 """
 
-# Under the workflow lock the key is absent or expired; ON CONFLICT revives an expired row in
-# place (the update trigger moves its version on) and restarts its created_at.
-CREATE_SQL = f"""
+DELETE_SQL = f"DELETE FROM workflow_state WHERE {_KEY} AND {_LIVE} RETURNING version"
+DELETE_CAS_SQL = DELETE_SQL.replace("RETURNING", "AND version = %(expected)s RETURNING")
+
+# The locked path. Locking the organization row serialises the writers that may grow its usage;
+# FOR NO KEY UPDATE blocks no reader and no foreign-key check.
+LOCK_ORG_SQL = "SELECT 1 FROM organization WHERE id = %(org)s FOR NO KEY UPDATE"
+LOCK_ROW_SQL = f"""
+SELECT value, version, {_LIVE} FROM workflow_state w
+ WHERE {_KEY} AND EXISTS (SELECT 1 FROM workflow WHERE id = w.workflow_id)
+   FOR UPDATE
+"""
+WORKFLOW_EXISTS_SQL = "SELECT 1 FROM workflow WHERE id = %(wf)s AND organization_id = %(org)s"
+# A statement of its own, after the locks, so its snapshot sees every earlier lock holder's write.
+USAGE_SQL = f"""
+SELECT count(*) FILTER (WHERE workflow_id = %(wf)s AND key <> %(key)s AND {_LIVE}),
+       count(*) FILTER (WHERE (workflow_id <> %(wf)s OR key <> %(key)s) AND {_LIVE}),
+       coalesce(sum(size_bytes) FILTER (WHERE workflow_id <> %(wf)s OR key <> %(key)s), 0),
+       octet_length((%(value)s::jsonb)::text)
+  FROM workflow_state
+ WHERE organization_id = %(org)s
+"""
+# Insert, or overwrite the existing row (live or expired) in place; reviving an expired row
+# restarts its created_at.
+UPSERT_SQL = f"""
 INSERT INTO workflow_state (organization_id, workflow_id, key, value, version, expires_at, updated_by_execution_id)
 VALUES (%(org)s, %(wf)s, %(key)s, %(value)s::jsonb, 1, {_EXPIRY}, %(execution)s)
 ON CONFLICT (organization_id, workflow_id, key) DO UPDATE
    SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at,
-       updated_by_execution_id = EXCLUDED.updated_by_execution_id, created_at = now()
+       updated_by_execution_id = EXCLUDED.updated_by_execution_id,
+       created_at = CASE WHEN workflow_state.expires_at IS NULL OR workflow_state.expires_at > now()
+                         THEN workflow_state.created_at ELSE now() END
 RETURNING version, expires_at
 """
 
@@ -104,6 +158,10 @@ DELETE FROM workflow_state
                LIMIT %(limit)s
                FOR UPDATE SKIP LOCKED)
 """
+SET_ACTOR_SQL = "SELECT set_config('keeperstate.actor', %s, true)"
+
+
+# --- reads -------------------------------------------------------------------------------------
 
 
 def state_get(*, scope: StateScope, key: Any) -> StateEntry:
@@ -118,6 +176,9 @@ def state_get(*, scope: StateScope, key: Any) -> StateEntry:
     return StateEntry(exists=True, value=_load(value), version=version, expires_at=expires_at)
 
 
+# --- writes ------------------------------------------------------------------------------------
+
+
 def state_set(
     *, scope: StateScope, key: Any, value: Any, ttl: Any = None, expected_version: Any = None
 ) -> StateWrite:
@@ -125,78 +186,186 @@ def state_set(
 
     Raises a StateError with its code for every refusal; a refused write changes nothing.
     """
-    params = {
-        "org": scope.organization_id,
-        "wf": scope.workflow_id,
-        "key": normalize_key(key),
-        "value": encode_value(value),
-        "ttl": parse_ttl(ttl),
-        "execution": scope.execution_id,
-    }
-    expected = parse_expected_version(expected_version)
-    params["expected"] = expected
+    params = _params(scope, key, ttl)
+    params["value"] = encode_value(value)
+    params["expected"] = expected = parse_expected_version(expected_version)
 
     with _storage_errors("write"):
         if expected != 0:
-            # The common case, overwriting a live key: one statement, compare-and-set included.
-            with _savepoint_if_nested(), connection.cursor() as cursor:
-                cursor.execute(OVERWRITE_SQL if expected is None else OVERWRITE_CAS_SQL, params)
-                row = cursor.fetchone()
+            row = _one(OVERWRITE_SQL if expected is None else OVERWRITE_CAS_SQL, params)
             if row is not None:
-                return StateWrite(key=params["key"], version=row[0], created=False, expires_at=row[1])
-            if expected is not None:
-                raise StateVersionConflict(key=params["key"], expected=expected, current=_live_version(params))
-        return _create(params, expected)
+                return StateWrite(params["key"], version=row[0], created=False, expires_at=row[1], value=value)
+
+        def decide(current: _Current) -> Any:
+            if expected is not None and expected != current.live_version:
+                raise StateVersionConflict(
+                    key=params["key"], expected=expected, current=current.live_version, current_value=current.value
+                )
+            return value
+
+        return _locked_write(params, decide)
 
 
-def _create(params: dict[str, Any], expected: int | None) -> StateWrite:
-    """Add a live key (new or expired) under a per-workflow lock, so the ceiling is exact."""
-    limit = settings.KEEPERSTATE_MAX_KEYS_PER_WORKFLOW
+def state_increment(*, scope: StateScope, key: Any, by: Any = 1, ttl: Any = None) -> StateWrite:
+    """Add ``by`` to an integer value atomically; an absent key is created at ``by``."""
+    params = _params(scope, key, ttl)
+    params["by"] = step = parse_increment(by)
+
+    with _storage_errors("write"):
+        row = _one(INCREMENT_SQL, params)
+        if row is not None:
+            return StateWrite(params["key"], version=row[1], created=False, expires_at=row[2], value=_load(row[0]))
+
+        def decide(current: _Current) -> Any:
+            if not current.live:
+                return step
+            if isinstance(current.value, bool) or not isinstance(current.value, int):
+                raise StateInvalidValue(
+                    f"State Increment needs a whole number, but '{params['key']}' holds "
+                    f"{json.dumps(current.value)[:60]}. Set it to a number first, or use another key.",
+                    field="key",
+                )
+            result = current.value + step
+            if abs(result) > MAX_SAFE_INTEGER:
+                raise StateInvalidValue(
+                    f"Incrementing '{params['key']}' by {step} would pass ±2^53−1, beyond what JSON readers "
+                    "keep exactly. Reset the counter.",
+                    field="by",
+                )
+            return result
+
+        params["value"] = encode_value(step)  # re-encoded by _locked_write once decided
+        return _locked_write(params, decide)
+
+
+def state_delete(*, scope: StateScope, key: Any, expected_version: Any = None) -> StateDelete:
+    """Delete a live key; with ``expected_version`` only if the live version equals it."""
+    params = _params(scope, key, None)
+    params["expected"] = expected = parse_expected_version(expected_version)
+    with _storage_errors("delete"):
+        row = _one(DELETE_SQL if expected is None else DELETE_CAS_SQL, params)
+        if row is not None:
+            return StateDelete(deleted=True, previous_version=row[0])
+        if expected is not None:
+            current, value = _live_version(params)
+            if current != expected:
+                raise StateVersionConflict(key=params["key"], expected=expected, current=current, current_value=value)
+    return StateDelete(deleted=False, previous_version=0)
+
+
+@dataclass(frozen=True)
+class _Current:
+    """The key's row under lock: its value and version if any, and whether it is live."""
+
+    value: Any
+    version: int
+    live: bool
+
+    @property
+    def live_version(self) -> int:
+        return self.version if self.live else 0
+
+
+def _locked_write(params: dict[str, Any], decide: Callable[[_Current], Any]) -> StateWrite:
+    """Write under the organization lock, checking the workflow ceiling and organization budget.
+
+    ``decide`` sees the current row (locked) and returns the value to store, or raises.
+    """
     with transaction.atomic(), connection.cursor() as cursor:
-        # Serialises the writers that may add a key to this workflow. FOR NO KEY UPDATE does not
-        # block the foreign-key checks of other writers, nor any reader.
-        cursor.execute(LOCK_WORKFLOW_SQL, params)
-        if cursor.fetchone() is None:
-            raise StateStorageError(
-                "The workflow no longer exists (it was deleted while this run was in progress), so its "
-                "state cannot be written. Nothing was stored.",
-            )
-        # A new statement, so its snapshot sees every key committed by earlier lock holders.
-        cursor.execute(COUNT_SQL, params)
-        others, current = cursor.fetchone()
-        if current is not None:
-            # Another writer created the key since our overwrite found nothing.
-            if expected == 0:
-                raise StateVersionConflict(key=params["key"], expected=0, current=current)
-            cursor.execute(OVERWRITE_SQL, params)
-            version, expires_at = cursor.fetchone()
-            return StateWrite(key=params["key"], version=version, created=False, expires_at=expires_at)
-        if others >= limit:
-            raise StateKeyLimit(
-                f"This workflow already has {others} live state keys, the most it may hold is {limit}. "
-                "Reuse an existing key, give keys a TTL, or let expired keys be swept.",
-                details={"limit": limit, "live": others},
-                field="key",
-            )
-        cursor.execute(CREATE_SQL, params)
-        version, expires_at = cursor.fetchone()
-    return StateWrite(key=params["key"], version=version, created=True, expires_at=expires_at)
-
-
-def _live_version(params: dict[str, Any]) -> int:
-    with connection.cursor() as cursor:
-        cursor.execute(GET_SQL, params)
+        cursor.execute(LOCK_ORG_SQL, params)
+        cursor.execute(LOCK_ROW_SQL, params)
         row = cursor.fetchone()
-    return 0 if row is None else row[1]
+        current = _Current(_load(row[0]), row[1], row[2]) if row else _Current(None, 0, False)
+        value = decide(current)
+        params["value"] = encode_value(value)
+        if not current.live:
+            cursor.execute(WORKFLOW_EXISTS_SQL, params)
+            if cursor.fetchone() is None:
+                raise StateStorageError(
+                    "The workflow no longer exists (it was deleted while this run was in progress), so its "
+                    "state cannot be written. Nothing was stored.",
+                )
+        cursor.execute(USAGE_SQL, params)
+        workflow_keys, org_keys, org_bytes, size = cursor.fetchone()
+        _check_limits(params["key"], adds_key=not current.live, workflow_keys=workflow_keys, org_keys=org_keys,
+                      org_bytes=org_bytes + size)
+        cursor.execute(UPSERT_SQL, params)
+        version, expires_at = cursor.fetchone()
+    return StateWrite(params["key"], version=version, created=not current.live, expires_at=expires_at, value=value)
 
 
-def admin_update(*, state_id: int, value: Any, expires_at: datetime | None) -> None:
-    """An admin's repair of one row: validated like any write; the trigger moves the version."""
+def _check_limits(key: str, *, adds_key: bool, workflow_keys: int, org_keys: int, org_bytes: int) -> None:
+    limit = settings.KEEPERSTATE_MAX_KEYS_PER_WORKFLOW
+    if adds_key and workflow_keys >= limit:
+        raise StateKeyLimit(
+            f"This workflow already has {workflow_keys} live state keys, the most it may hold is {limit}. "
+            "Reuse an existing key, give keys a TTL, or delete keys you no longer need.",
+            details={"limit": limit, "live": workflow_keys},
+            field="key",
+        )
+    max_keys = settings.KEEPERSTATE_ORG_MAX_KEYS
+    if adds_key and org_keys >= max_keys:
+        raise StateOrgBudget(
+            f"Your organization's workflows hold {org_keys} live state keys, its budget is {max_keys}. "
+            "Delete keys you no longer need or give them a TTL, or ask an administrator for a larger budget.",
+            details={"limit": "keys", "max": max_keys, "used": org_keys},
+            field="key",
+        )
+    max_bytes = settings.KEEPERSTATE_ORG_MAX_BYTES
+    if org_bytes > max_bytes:
+        raise StateOrgBudget(
+            f"Writing '{key}' would bring your organization's stored state to {org_bytes} bytes, over its budget "
+            f"of {max_bytes}. Store smaller values, delete keys you no longer need, or ask an administrator.",
+            details={"limit": "bytes", "max": max_bytes, "used": org_bytes},
+            field="value",
+        )
+
+
+def _params(scope: StateScope, key: Any, ttl: Any) -> dict[str, Any]:
+    return {
+        "org": scope.organization_id,
+        "wf": scope.workflow_id,
+        "key": normalize_key(key),
+        "ttl": parse_ttl(ttl),
+        "execution": scope.execution_id,
+    }
+
+
+def _one(sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
+    # Outside a transaction the statement commits on its own (one round trip); inside one, a
+    # savepoint keeps a refused statement from aborting the caller's transaction.
+    with transaction.atomic() if connection.in_atomic_block else nullcontext(), connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone()
+
+
+def _live_version(params: dict[str, Any]) -> tuple[int, Any]:
+    row = _one(GET_SQL, params)
+    return (0, None) if row is None else (row[1], _load(row[0]))
+
+
+# --- admin, sweeper and inspection -------------------------------------------------------------
+
+
+def admin_update(*, state_id: int, value: Any, expires_at: datetime | None, actor: str) -> None:
+    """An admin's repair of one row: validated like any write; the trigger moves the version and
+    the history records ``actor``. Not checked against the organization budget (an operator's
+    repair)."""
     from keeperstate.models import WorkflowState
 
     encode_value(value)
-    with _storage_errors("write"):
+    with _storage_errors("write"), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(SET_ACTOR_SQL, [actor])
         WorkflowState.objects.filter(pk=state_id).update(value=value, expires_at=expires_at)
+
+
+def admin_delete(*, state_ids: list[int], actor: str) -> int:
+    from keeperstate.models import WorkflowState
+
+    with _storage_errors("delete"), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(SET_ACTOR_SQL, [actor])
+        deleted, _ = WorkflowState.objects.filter(pk__in=state_ids).delete()
+    return deleted
 
 
 def sweep_expired(*, batch_size: int | None = None) -> Iterator[int]:
@@ -208,6 +377,7 @@ def sweep_expired(*, batch_size: int | None = None) -> Iterator[int]:
     limit = batch_size or settings.KEEPERSTATE_SWEEP_BATCH_SIZE
     while True:
         with _storage_errors("sweep"), transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(SET_ACTOR_SQL, ["sweeper"])
             cursor.execute(SWEEP_SQL, {"limit": limit})
             deleted = cursor.rowcount
         if deleted == 0:
@@ -216,10 +386,34 @@ def sweep_expired(*, batch_size: int | None = None) -> Iterator[int]:
 
 
 def count_expired() -> int:
-    """How many rows await the sweeper (for progress reports and admin)."""
+    """How many rows await the sweeper."""
     with _storage_errors("read"), connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM workflow_state WHERE expires_at <= now()")
         return cursor.fetchone()[0]
+
+
+@dataclass(frozen=True)
+class OrgUsage:
+    live_keys: int
+    stored_bytes: int
+    max_keys: int
+    max_bytes: int
+
+    def as_dict(self) -> dict[str, int]:
+        return {"liveKeys": self.live_keys, "maxKeys": self.max_keys, "storedBytes": self.stored_bytes,
+                "maxBytes": self.max_bytes}
+
+
+def org_usage(organization_id: int) -> OrgUsage:
+    """An organization's live keys and stored bytes against its budget."""
+    with _storage_errors("read"), connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(*) FILTER (WHERE {_LIVE}), coalesce(sum(size_bytes), 0) FROM workflow_state "
+            "WHERE organization_id = %s",
+            [organization_id],
+        )
+        keys, size = cursor.fetchone()
+    return OrgUsage(keys, size, settings.KEEPERSTATE_ORG_MAX_KEYS, settings.KEEPERSTATE_ORG_MAX_BYTES)
 
 
 def _load(value: Any) -> Any:
@@ -243,9 +437,3 @@ def _storage_errors(action: str) -> Iterator[None]:
             f"The database refused the state {action}, so nothing was changed. Run the workflow again; "
             "if it keeps failing, check that the workflow still exists.",
         ) from exc
-
-
-def _savepoint_if_nested() -> Any:
-    # Outside a transaction the statement commits on its own (one round trip); inside one, a
-    # savepoint keeps a refused statement from aborting the caller's transaction.
-    return transaction.atomic() if connection.in_atomic_block else nullcontext()

@@ -165,6 +165,18 @@ def parse_expected_version(expected: Any) -> int | None:
     return version
 
 
+def parse_increment(by: Any) -> int:
+    """State Increment's step: a whole number (negative decrements); None or empty means 1."""
+    if by is None or (isinstance(by, str) and not by.strip()):
+        return 1
+    step = _whole_number(by)
+    if step is None or abs(step) > MAX_SAFE_INTEGER:
+        raise StateInvalidValue(
+            f"'By' must be a whole number such as 1 or -5 (got {by!r}), or one @ reference to one.", field="by"
+        )
+    return step
+
+
 def _whole_number(raw: Any) -> int | None:
     """An int from an int, an integral float, or text of digits; None when it is anything else."""
     if isinstance(raw, bool):

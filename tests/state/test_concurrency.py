@@ -123,3 +123,51 @@ def test_overwrites_at_the_ceiling_succeed_while_creators_race(scope):
     assert all(not isinstance(r, Exception) for i, r in enumerate(results) if i % 2)
     assert all(isinstance(r, StateKeyLimit) for i, r in enumerate(results) if not i % 2)
     assert WorkflowState.objects.count() == 100
+
+
+def test_concurrent_increments_lose_nothing(scope):
+    """16 writers × 200 increments on one absent key end at exactly 3200."""
+    from keeperstate.state.store import state_increment
+
+    results = run_together(WRITERS, lambda i: [state_increment(scope=scope, key="hits") for _ in range(200)])
+
+    assert not [r for r in results if isinstance(r, Exception)]
+    entry = state_get(scope=scope, key="hits")
+    assert (entry.value, entry.version) == (3200, 3200)
+    assert sum(w.created for r in results for w in r) == 1
+
+
+def test_org_key_budget_is_exact_under_concurrent_creators(org, settings):
+    from keeperstate.state.errors import StateOrgBudget
+    from keeperstate.state.store import StateScope
+    from tests.factories import make_workflow
+
+    settings.KEEPERSTATE_ORG_MAX_KEYS = 10
+    scopes = [StateScope(org.id, make_workflow(org, name=f"wf{i}").id) for i in range(4)]
+    for i in range(6):
+        state_set(scope=scopes[i % 4], key=f"seed{i}", value=i)
+
+    results = run_together(WRITERS, lambda i: state_set(scope=scopes[i % 4], key=f"new{i}", value=i))
+
+    assert sum(not isinstance(r, Exception) for r in results) == 4
+    assert sum(isinstance(r, StateOrgBudget) for r in results) == WRITERS - 4
+    assert WorkflowState.objects.filter(organization=org).count() == 10
+
+
+def test_org_byte_budget_is_exact_under_concurrent_growth(org, settings):
+    from keeperstate.state.errors import StateOrgBudget
+    from keeperstate.state.store import StateScope, org_usage
+    from tests.factories import make_workflow
+
+    settings.KEEPERSTATE_ORG_MAX_BYTES = 1000
+    scope_a = StateScope(org.id, make_workflow(org, name="a").id)
+    for i in range(WRITERS):
+        state_set(scope=scope_a, key=f"k{i}", value="a")  # '"a"': 3 bytes each, 48 in all
+    assert org_usage(org.id).stored_bytes == 48
+
+    # Each writer grows its own key to 100 bytes (+97): 48 + 9 × 97 = 921 fits, a tenth would not.
+    results = run_together(WRITERS, lambda i: state_set(scope=scope_a, key=f"k{i}", value="x" * 98))
+
+    assert sum(not isinstance(r, Exception) for r in results) == 9
+    assert sum(isinstance(r, StateOrgBudget) for r in results) == WRITERS - 9
+    assert org_usage(org.id).stored_bytes == 921

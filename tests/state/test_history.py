@@ -1,0 +1,135 @@
+"""Write history: every change of a key, by any writer, recorded by a database trigger."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from keeperstate.models import WorkflowExecution, WorkflowStateEvent
+from keeperstate.state.store import (
+    StateScope,
+    admin_update,
+    state_delete,
+    state_increment,
+    state_set,
+    sweep_expired,
+)
+from tests.state.test_store import expire
+
+pytestmark = pytest.mark.django_db
+
+
+def events(key: str = "k") -> list[tuple]:
+    return list(
+        WorkflowStateEvent.objects.filter(key=key)
+        .order_by("id")
+        .values_list("operation", "old_value", "new_value", "old_version", "new_version")
+    )
+
+
+def test_set_increment_and_delete_are_recorded_with_old_and_new(scope):
+    state_set(scope=scope, key="k", value=1)
+    state_increment(scope=scope, key="k", by=2)
+    state_set(scope=scope, key="k", value={"big": "value"})
+    state_delete(scope=scope, key="k")
+
+    assert events() == [
+        ("insert", None, 1, None, 1),
+        ("update", 1, 3, 1, 2),
+        ("update", 3, {"big": "value"}, 2, 3),
+        ("delete", {"big": "value"}, None, 3, None),
+    ]
+
+
+def test_event_names_the_execution_that_wrote(scope, workflow):
+    execution = WorkflowExecution.objects.create(workflow=workflow)
+
+    state_set(scope=StateScope(scope.organization_id, scope.workflow_id, execution.id), key="k", value=1)
+
+    event = WorkflowStateEvent.objects.get()
+    assert event.execution_id == execution.id
+    assert event.made_by == f"run {execution.id}"
+
+
+def test_admin_edit_and_sweep_are_recorded_with_their_actor(scope):
+    from keeperstate.models import WorkflowState
+
+    state_set(scope=scope, key="k", value=1, ttl=60)
+    admin_update(state_id=WorkflowState.objects.get().pk, value=2, expires_at=None, actor="admin:root")
+    state_set(scope=scope, key="gone", value=1, ttl=60)
+    expire(scope, "gone")
+    list(sweep_expired())
+
+    edit = WorkflowStateEvent.objects.filter(key="k").latest("id")
+    sweep = WorkflowStateEvent.objects.filter(key="gone").latest("id")
+    assert (edit.operation, edit.actor, edit.new_value) == ("update", "admin:root", 2)
+    assert (sweep.operation, sweep.actor) == ("delete", "sweeper")
+
+
+def test_raw_sql_cannot_bypass_the_history(scope):
+    state_set(scope=scope, key="k", value=1)
+
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE workflow_state SET value = '7' WHERE key = 'k'")
+
+    event = WorkflowStateEvent.objects.latest("id")
+    assert (event.operation, event.old_value, event.new_value, event.new_version) == ("update", 1, 7, 2)
+    assert event.made_by == "database (raw SQL)"
+
+
+def test_moving_a_workflow_is_not_a_change_of_its_keys(scope, workflow, other_org):
+    state_set(scope=scope, key="k", value=1)
+
+    workflow.organization = other_org
+    workflow.save()
+
+    assert len(events()) == 1
+
+
+def test_history_keeps_the_last_50_events_per_key(scope):
+    for i in range(60):
+        state_set(scope=scope, key="k", value=i)
+    state_set(scope=scope, key="other", value=1)
+
+    kept = events()
+    assert len(kept) == 50
+    assert kept[0][4] == 11  # versions 11..60 remain
+    assert kept[-1][4] == 60
+    assert len(events("other")) == 1
+
+
+def test_retention_setting_reaches_every_connection():
+    from django.conf import settings
+
+    assert "-c keeperstate.history_per_key=50" in settings.DATABASES["default"]["OPTIONS"]["options"]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('keeperstate.history_per_key')")
+        assert cursor.fetchone()[0] == "50"
+
+
+def test_history_retention_follows_the_connection_setting(scope):
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL keeperstate.history_per_key = 3")  # ends with the test's transaction
+    for i in range(5):
+        state_set(scope=scope, key="k", value=i)
+
+    assert [e[4] for e in events()] == [3, 4, 5]
+
+
+def test_history_goes_with_the_workflow(scope, workflow):
+    state_set(scope=scope, key="k", value=1)
+    state_set(scope=scope, key="k", value=2)
+
+    workflow.delete()
+
+    assert not WorkflowStateEvent.objects.exists()
+
+
+def test_history_of_a_raw_sql_workflow_delete_goes_too(scope, workflow):
+    state_set(scope=scope, key="k", value=1)
+
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM workflow_execution WHERE workflow_id = %s", [workflow.id])
+        cursor.execute("DELETE FROM workflow WHERE id = %s", [workflow.id])
+
+    assert not WorkflowStateEvent.objects.exists()
