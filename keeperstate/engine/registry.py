@@ -11,8 +11,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from keeperstate.errors import CodedError
+
 if TYPE_CHECKING:
     from keeperstate.engine.context import RunContext
+
+class ConfigInvalid(CodedError):
+    """A config value no action could take (an unknown option)."""
+
+    code = "CONFIG_INVALID"
+
 
 FieldKind = Literal["text", "integer", "json", "expression", "select"]
 
@@ -78,6 +86,8 @@ class ActionDefinition:
     source_handles: tuple[str, ...] = ()
     # Which handle a successful run follows; only for actions with source_handles.
     route: Router | None = field(default=None)
+    # What an edge without a sourceHandle means (State Set: "success"); None = it is invalid.
+    default_handle: str | None = None
     plan_gated: bool = False
 
     def config_field(self, name: str) -> ConfigField | None:
@@ -97,6 +107,7 @@ class ActionDefinition:
             "needsWorkflowContext": self.needs_workflow_context,
             "planGated": self.plan_gated,
             "sourceHandles": list(self.source_handles),
+            "defaultHandle": self.default_handle,
             "configFields": [f.as_dict() for f in self.config_fields],
             "outputFields": [f.as_dict() for f in self.output_fields],
         }

@@ -71,12 +71,13 @@ def run_graph(nodes: Any, edges: Any, run_input: dict[str, Any], ctx: RunContext
 
     labels = graph.labels()
     taken: dict[str, str | None] = {}  # the source handle each finished node followed
+    defaults = {nid: _default_handle(graph, nid) for nid in graph.nodes}
     for node_id in order:
         if node_id == trigger:
             outcome.results[node_id] = {"success": True, "data": run_input}
             continue
         incoming = graph.incoming(node_id)
-        states = [_edge_state(e, outcome.results, taken) for e in incoming]
+        states = [_edge_state(e, outcome.results, taken, defaults) for e in incoming]
         if not incoming or "blocked" in states:
             continue  # unconnected, or behind a failure: the branch stopped before it
         if "live" not in states:
@@ -127,16 +128,24 @@ def run_action(
     return {"success": True, "data": data}, handle
 
 
-def _edge_state(edge: Any, results: dict[str, dict[str, Any]], taken: dict[str, str | None]) -> str:
+def _edge_state(
+    edge: Any, results: dict[str, dict[str, Any]], taken: dict[str, str | None], defaults: dict[str, str | None]
+) -> str:
     source = results.get(edge.source)
     if source is None or (not source.get("skipped") and not source.get("success")):
         return "blocked"
     if source.get("skipped"):
         return "dead"
     handle = taken.get(edge.source)
-    if edge.source_handle is None or handle is None or edge.source_handle == handle:
+    wanted = edge.source_handle or defaults.get(edge.source)
+    if wanted is None or handle is None or wanted == handle:
         return "live"
     return "dead"
+
+
+def _default_handle(graph: Graph, node_id: str) -> str | None:
+    definition = get_action(graph.action_type(node_id) or "")
+    return definition.default_handle if definition else None
 
 
 def _check_input(run_input: Any) -> dict[str, Any]:

@@ -213,6 +213,8 @@ def _check_handles(graph: Graph, node_id: str, definition: ActionDefinition, rep
     if not definition.source_handles:
         return
     for edge in graph.outgoing(node_id):
+        if edge.source_handle is None and definition.default_handle is not None:
+            continue
         if edge.source_handle not in definition.source_handles:
             report.error(
                 node_id,

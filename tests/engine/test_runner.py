@@ -198,3 +198,28 @@ def test_runner_never_retries_a_failed_write(org, user, monkeypatch):
     run_workflow(wf, {})
 
     assert calls == ["k"]
+
+
+def test_conflict_branch_lets_a_workflow_alert_without_failing(org, user):
+    nodes, _ = graph(
+        ("set", "Claim", {"actionType": "State Set", "key": "lock", "value": "1", "expectedVersion": "0",
+                          "onConflict": "branch"}),
+        ("won", "Won", {"actionType": "State Set", "key": "won", "value": "<<@set:Claim.version>>"}),
+        ("lost", "Lost", {"actionType": "State Set", "key": "lost", "value": "<<@set:Claim.currentVersion>>"}),
+    )
+    edges = [
+        {"id": "e1", "source": "trigger", "target": "set"},
+        {"id": "e2", "source": "set", "target": "won"},  # no handle: the success path
+        {"id": "e3", "source": "set", "target": "lost", "sourceHandle": "conflict"},
+    ]
+    wf = make_workflow(org, user=user, nodes=nodes, edges=edges)
+
+    first = run_workflow(wf, {})
+    second = run_workflow(wf, {})
+
+    assert first.node_results["lost"] == {"skipped": True}
+    assert first.node_results["won"]["success"] is True
+    assert second.status == "success"
+    assert second.node_results["set"]["data"]["conflict"] is True
+    assert second.node_results["won"] == {"skipped": True}
+    assert WorkflowState.objects.get(key="lost").value == 1

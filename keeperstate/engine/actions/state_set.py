@@ -6,7 +6,8 @@ from typing import Any
 
 from keeperstate.engine.actions.state_get import KEY_FIELD
 from keeperstate.engine.context import RunContext
-from keeperstate.engine.registry import ActionDefinition, ConfigField, OutputField, register
+from keeperstate.engine.registry import ActionDefinition, ConfigField, ConfigInvalid, OutputField, register
+from keeperstate.state.errors import StateVersionConflict
 from keeperstate.state.store import state_set
 from keeperstate.state.values import check_value, parse_expected_version, parse_ttl
 
@@ -41,17 +42,56 @@ EXPECTED_VERSION_FIELD = ConfigField(
 )
 
 
+ON_CONFLICT_FIELD = ConfigField(
+    name="onConflict",
+    label="On conflict",
+    kind="select",
+    choices=("fail", "branch"),
+    default="fail",
+    accepts_references=False,
+    advanced=True,
+    help="What a compare-and-set mismatch does. fail: the node fails with STATE_VERSION_CONFLICT. "
+    "branch: the node succeeds with conflict: true, currentVersion and currentValue, and follows its "
+    "conflict handle, so you can re-read and retry, or alert.",
+    check=lambda value: _on_conflict(value),
+)
+
+
+def _on_conflict(value: Any) -> str:
+    mode = value or "fail"
+    if mode not in ("fail", "branch"):
+        raise ConfigInvalid(f"On conflict must be 'fail' or 'branch' (got {value!r}).", field="onConflict")
+    return str(mode)
+
+
 def run_state_set(config: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
     # The resolver already typed the value: text coerced as editor text, a whole-field reference
     # kept with its own JSON type (see the "json" field kind).
-    write = state_set(
-        scope=ctx.state_scope(),
-        key=config.get("key"),
-        value=config.get("value"),
-        ttl=config.get("ttl"),
-        expected_version=config.get("expectedVersion"),
-    )
-    return write.as_output()
+    branch = _on_conflict(config.get("onConflict")) == "branch"
+    try:
+        write = state_set(
+            scope=ctx.state_scope(),
+            key=config.get("key"),
+            value=config.get("value"),
+            ttl=config.get("ttl"),
+            expected_version=config.get("expectedVersion"),
+        )
+    except StateVersionConflict as conflict:
+        if not branch:
+            raise
+        return {
+            "key": str(config.get("key")).strip(),
+            "version": None,
+            "created": False,
+            "expiresAt": None,
+            "conflict": True,
+            "currentVersion": conflict.current,
+            "currentValue": conflict.current_value,
+        }
+    data = write.as_output()
+    if branch:
+        data.update(conflict=False, currentVersion=write.version, currentValue=write.value)
+    return data
 
 
 STATE_SET = register(
@@ -62,14 +102,21 @@ STATE_SET = register(
         description="Store a value for later runs of this workflow, with optional TTL and compare-and-set.",
         icon="state-set",
         egress="none",
-        config_fields=(KEY_FIELD, VALUE_FIELD, TTL_FIELD, EXPECTED_VERSION_FIELD),
+        config_fields=(KEY_FIELD, VALUE_FIELD, TTL_FIELD, EXPECTED_VERSION_FIELD, ON_CONFLICT_FIELD),
         output_fields=(
             OutputField("key", "string", "The key that was written (trimmed)."),
             OutputField("version", "integer", "The key's new version."),
             OutputField("created", "boolean", "True when the key did not exist (or had expired) before."),
             OutputField("expiresAt", "string", "When the key expires (ISO 8601), or null for no expiry."),
+            OutputField("conflict", "boolean", "On conflict = branch: whether the compare-and-set lost (the "
+                        "conflict handle was followed)."),
+            OutputField("currentVersion", "integer", "On conflict = branch: the key's version now (0 = absent)."),
+            OutputField("currentValue", "any", "On conflict = branch: the key's value now (null = absent)."),
         ),
         handler=run_state_set,
         needs_workflow_context=True,
+        source_handles=("success", "conflict"),
+        route=lambda data: "conflict" if data.get("conflict") else "success",
+        default_handle="success",
     )
 )
