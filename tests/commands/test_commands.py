@@ -105,7 +105,7 @@ def test_bench_state_prints_ratios_and_a_json_line(scope):
 
     figures = json.loads(output.strip().splitlines()[-1])
     for name in ("store.set.overwrite", "store.set.cas", "store.set.new_key", "store.get", "action.set.overwrite",
-                 "action.get"):
+                 "action.get", "store.increment", "action.increment", "store.delete", "action.delete"):
         assert figures[name]["ops"] > 0
         assert figures[name]["ratio"] == pytest.approx(figures[name]["ops"] / figures[name]["floor"], rel=0.01)
     # The benchmark cleans up after itself: only the fixture's workflow remains.

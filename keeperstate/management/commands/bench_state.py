@@ -1,8 +1,8 @@
 """Benchmark the state path against the raw single-statement SQL floor, in one run.
 
 The floor is the statement itself sent through psycopg on its own connection (client-side
-binding, like Django's): an upsert, an insert of a new key and a select on workflow_state, with
-the table's triggers firing as for any writer. The store and the action path are measured
+binding, like Django's): an upsert, an insert of a new key, a select, an increment and a delete
+on workflow_state, with the table's triggers firing as for any writer. The store and the action path are measured
 on the same database in the same run, so each ratio (store ops/s ÷ floor ops/s) compares
 like with like on whatever machine runs it.
 """
@@ -23,7 +23,7 @@ from django.test.utils import override_settings
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.runner import run_action
 from keeperstate.models import Organization, Workflow
-from keeperstate.state.store import StateScope, state_get, state_set
+from keeperstate.state.store import StateScope, state_delete, state_get, state_increment, state_set
 
 FLOOR_UPSERT = """
 INSERT INTO workflow_state (organization_id, workflow_id, key, value, version)
@@ -34,6 +34,16 @@ RETURNING version
 FLOOR_SELECT = """
 SELECT value, version, expires_at FROM workflow_state
  WHERE organization_id = %s AND workflow_id = %s AND key = %s AND (expires_at IS NULL OR expires_at > now())
+"""
+FLOOR_INCREMENT = """
+UPDATE workflow_state SET value = to_jsonb(value::text::numeric + 1)
+ WHERE organization_id = %s AND workflow_id = %s AND key = %s AND (expires_at IS NULL OR expires_at > now())
+RETURNING value, version
+"""
+FLOOR_DELETE = """
+DELETE FROM workflow_state
+ WHERE organization_id = %s AND workflow_id = %s AND key = %s AND (expires_at IS NULL OR expires_at > now())
+RETURNING version
 """
 KEYS_PER_WORKFLOW = 100  # new-key runs fill one workflow after another, below the ceiling
 
@@ -74,8 +84,9 @@ class Bench:
         self.raw = psycopg.connect(**params, autocommit=True)
 
     def _pool_size(self) -> int:
-        # Each new-key measurement (floor, store, action) runs `repeat` times over fresh workflows.
-        return 3 * self.repeat * (-(-self.n // KEYS_PER_WORKFLOW)) + 1
+        # Each new-key and delete measurement (floor, store, action) runs `repeat` times over
+        # fresh workflows.
+        return 6 * self.repeat * (-(-self.n // KEYS_PER_WORKFLOW)) + 1
 
     def run(self) -> dict[str, dict[str, float]]:
         try:
@@ -99,9 +110,16 @@ class Bench:
             cur.execute(FLOOR_SELECT, [self.org.id, home.id, "hot"])
             cur.fetchone()
 
-        def new_keys(write: Callable[[uuid.UUID, str, int], Any]) -> Callable[[], Callable[[int], None]]:
+        def new_keys(
+            write: Callable[[uuid.UUID, str, int], Any], *, existing: bool = False
+        ) -> Callable[[], Callable[[int], None]]:
+            """Operations on keys k0..kn spread over fresh workflows (created first when `existing`)."""
+
             def prepare() -> Callable[[int], None]:
                 targets = [next(fresh).id for _ in range(-(-self.n // KEYS_PER_WORKFLOW))]
+                if existing:
+                    for i in range(self.n):
+                        raw_insert(targets[i // KEYS_PER_WORKFLOW], f"k{i}", i)
                 return lambda i: write(targets[i // KEYS_PER_WORKFLOW], f"k{i}", i)
 
             return prepare
@@ -115,6 +133,19 @@ class Bench:
         def action_insert(wf: uuid.UUID, key: str, i: int) -> None:
             run_action("State Set", {"key": key, "value": str(i)}, RunContext(self.org.id, wf))
 
+        def raw_delete(wf: uuid.UUID, key: str, i: int) -> None:
+            cur.execute(FLOOR_DELETE, [self.org.id, wf, key])
+
+        def store_delete(wf: uuid.UUID, key: str, i: int) -> None:
+            state_delete(scope=StateScope(self.org.id, wf), key=key)
+
+        def action_delete(wf: uuid.UUID, key: str, i: int) -> None:
+            run_action("State Delete", {"key": key}, RunContext(self.org.id, wf))
+
+        def floor_increment(i: int) -> None:
+            cur.execute(FLOOR_INCREMENT, [self.org.id, home.id, "ctr"])
+
+        cur.execute(FLOOR_UPSERT, [self.org.id, home.id, "ctr", "0"])
         version = {"cas": 1}
 
         def store_cas(i: int) -> None:
@@ -124,6 +155,8 @@ class Bench:
             "upsert": self.best(floor_upsert),
             "insert": self.best_prepared(new_keys(raw_insert)),
             "select": self.best(floor_select),
+            "increment": self.best(floor_increment),
+            "delete": self.best_prepared(new_keys(raw_delete, existing=True)),
         }
         measured = {
             "store.set.overwrite": (self.best(lambda i: state_set(scope=scope, key="hot", value=i)), "upsert"),
@@ -136,6 +169,10 @@ class Bench:
             ),
             "action.set.new_key": (self.best_prepared(new_keys(action_insert)), "insert"),
             "action.get": (self.best(lambda i: run_action("State Get", {"key": "hot"}, ctx)), "select"),
+            "store.increment": (self.best(lambda i: state_increment(scope=scope, key="ctr")), "increment"),
+            "action.increment": (self.best(lambda i: run_action("State Increment", {"key": "ctr"}, ctx)), "increment"),
+            "store.delete": (self.best_prepared(new_keys(store_delete, existing=True)), "delete"),
+            "action.delete": (self.best_prepared(new_keys(action_delete, existing=True)), "delete"),
         }
         figures = {f"floor.{name}": {"ops": ops, "floor": ops, "ratio": 1.0} for name, ops in floor.items()}
         for name, (ops, against) in measured.items():
