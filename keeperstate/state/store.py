@@ -416,6 +416,64 @@ def org_usage(organization_id: int) -> OrgUsage:
     return OrgUsage(keys, size, settings.KEEPERSTATE_ORG_MAX_KEYS, settings.KEEPERSTATE_ORG_MAX_BYTES)
 
 
+def state_entries(*, scope: StateScope) -> list[dict[str, Any]]:
+    """The workflow's live keys, for people inspecting state (the editor's State panel)."""
+    from keeperstate.models import WorkflowState
+
+    rows = (
+        WorkflowState.objects.filter(organization_id=scope.organization_id, workflow_id=scope.workflow_id)
+        .filter(_live_q())
+        .order_by("key")
+        .values("key", "value", "version", "expires_at", "updated_at", "updated_by_execution_id", "size_bytes")
+    )
+    with _storage_errors("read"):
+        return [
+            {
+                "key": r["key"],
+                "value": r["value"],
+                "version": r["version"],
+                "expiresAt": _iso(r["expires_at"]),
+                "updatedAt": _iso(r["updated_at"]),
+                "updatedByExecution": str(r["updated_by_execution_id"]) if r["updated_by_execution_id"] else None,
+                "sizeBytes": r["size_bytes"],
+            }
+            for r in rows
+        ]
+
+
+def state_history(*, scope: StateScope, key: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    """The newest changes of the workflow's keys (or of one key), newest first."""
+    from keeperstate.models import Workflow, WorkflowStateEvent
+
+    if not Workflow.objects.filter(pk=scope.workflow_id, organization_id=scope.organization_id).exists():
+        return []
+    events = WorkflowStateEvent.objects.filter(workflow_id=scope.workflow_id)
+    if key is not None:
+        events = events.filter(key=key)
+    with _storage_errors("read"):
+        return [
+            {
+                "key": e.key,
+                "operation": e.operation,
+                "oldValue": e.old_value,
+                "newValue": e.new_value,
+                "oldVersion": e.old_version,
+                "newVersion": e.new_version,
+                "execution": str(e.execution_id) if e.execution_id else None,
+                "madeBy": e.made_by,
+                "at": _iso(e.created_at),
+            }
+            for e in events.order_by("-id")[:limit]
+        ]
+
+
+def _live_q() -> Any:
+    from django.db.models import Q
+    from django.db.models.functions import Now
+
+    return Q(expires_at__isnull=True) | Q(expires_at__gt=Now())
+
+
 def _load(value: Any) -> Any:
     # Django registers a text loader for jsonb (JSONField decodes for itself), so raw cursors
     # receive JSON text.

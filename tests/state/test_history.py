@@ -133,3 +133,23 @@ def test_history_of_a_raw_sql_workflow_delete_goes_too(scope, workflow):
         cursor.execute("DELETE FROM workflow WHERE id = %s", [workflow.id])
 
     assert not WorkflowStateEvent.objects.exists()
+
+
+def test_state_entries_and_history_selectors(scope, other_org):
+    from keeperstate.state.store import state_entries, state_history
+
+    state_set(scope=scope, key="b", value=2)
+    state_set(scope=scope, key="a", value={"x": 1}, ttl=60)
+    state_set(scope=scope, key="gone", value=1, ttl=60)
+    expire(scope, "gone")
+    state_increment(scope=scope, key="b")
+
+    entries = state_entries(scope=scope)
+    history = state_history(scope=scope, key="b")
+
+    assert [(e["key"], e["value"], e["version"]) for e in entries] == [("a", {"x": 1}, 1), ("b", 3, 2)]
+    assert entries[0]["expiresAt"] is not None
+    assert [(h["operation"], h["oldValue"], h["newValue"]) for h in history] == [("update", 2, 3), ("insert", None, 2)]
+    assert len(state_history(scope=scope)) == 5  # inserts of b, a, gone; the expiry update; the increment
+    foreign = StateScope(organization_id=other_org.id, workflow_id=scope.workflow_id)
+    assert state_history(scope=foreign) == []
