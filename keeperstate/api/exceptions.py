@@ -56,13 +56,13 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
             response["Retry-After"] = str(int(wait))
         return response
     if isinstance(exc, DatabaseError):
-        logger.exception("database error in %s", _view_name(context))
+        logger.error("database error in %s", _view_name(context), exc_info=exc)
         return error_response(
             status.HTTP_503_SERVICE_UNAVAILABLE,
             "DATABASE_ERROR",
             "The database could not complete the request; the error was logged. Try again.",
         )
-    logger.exception("unexpected error in %s", _view_name(context))
+    logger.error("unexpected error in %s", _view_name(context), exc_info=exc)
     return error_response(
         status.HTTP_500_INTERNAL_SERVER_ERROR,
         "INTERNAL_ERROR",

@@ -7,14 +7,14 @@ describe exactly what a response holds, for clients and for the OpenAPI schema.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 from django.db.models import Q
 from rest_framework import serializers
 
 from keeperstate.access import default_organization, organizations_of
 from keeperstate.api.fields import JSONObjectField, NameField, OrganizationRefField, TextField, edges_field, nodes_field
-from keeperstate.engine.registry import all_actions
+from keeperstate.engine.registry import FieldKind, all_actions
 from keeperstate.models import Organization, Workflow, WorkflowExecution
 
 MAX_ID_DIGITS = 18  # a longer number cannot be a bigint id; it can still be a slug
@@ -203,7 +203,7 @@ class NodeExecuteInput(serializers.Serializer):
 class ConfigFieldOutput(serializers.Serializer):
     name = serializers.CharField()
     label = serializers.CharField()
-    kind = serializers.ChoiceField(choices=["text", "integer", "json", "expression", "select"])
+    kind = serializers.ChoiceField(choices=get_args(FieldKind))
     required = serializers.BooleanField()
     acceptsReferences = serializers.BooleanField()
     help = serializers.CharField()
@@ -225,10 +225,17 @@ class ActionOutput(serializers.Serializer):
     group = serializers.CharField()
     description = serializers.CharField()
     icon = serializers.CharField()
-    egress = serializers.ChoiceField(choices=["none", "user-chosen", "fixed"])
+    egress = serializers.CharField(help_text="What the action sends out: none, user-chosen or fixed destinations.")
     needsWorkflowContext = serializers.BooleanField()
     planGated = serializers.BooleanField()
-    sourceHandles = serializers.ListField(child=serializers.CharField())
+    sourceHandles = serializers.ListField(
+        child=serializers.CharField(), help_text="Named outgoing handles (Condition: true, false); empty: none."
+    )
+    defaultHandle = serializers.CharField(
+        allow_null=True,
+        default=None,
+        help_text="What an edge without a sourceHandle follows; null: such an edge is invalid.",
+    )
     configFields = ConfigFieldOutput(many=True)
     outputFields = OutputFieldOutput(many=True)
 

@@ -1,7 +1,7 @@
 """Routes of the DRF API (DESIGN.md §9), its OpenAPI schema and its docs pages."""
 
 from django.urls import path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
 from keeperstate.api import views
@@ -17,8 +17,9 @@ urlpatterns = [
     path("execute/node/", views.NodeExecuteView.as_view(), name="execute-node"),
     *router.urls,
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    # Swagger UI from drf-spectacular-sidecar: served from our static files, no CDN. (The
+    # sidecar's Redoc page loads web fonts from a CDN, so it is not offered.)
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
-    path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
     # Anything else under /api/ is a JSON 404, not Django's HTML page.
     re_path(r"^.*$", views.not_found, name="not-found"),
 ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -12,8 +11,21 @@ from keeperstate.engine.runner import run_workflow
 from tests.factories import make_user, make_workflow
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Users here log in with passwords only to test sessions; Django's default hasher takes a
+    noticeable fraction of a second per user, and most tests create several."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def json_client(**kwargs) -> APIClient:
+    client = APIClient(**kwargs)
+    client.default_format = "json"
+    return client
+
+
 def token_client(user) -> APIClient:
-    client = APIClient()
+    client = json_client()
     token, _ = Token.objects.get_or_create(user=user)
     client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
     return client
@@ -27,7 +39,7 @@ def api(user) -> APIClient:
 
 @pytest.fixture
 def anonymous() -> APIClient:
-    return APIClient()
+    return json_client()
 
 
 @pytest.fixture
@@ -58,8 +70,3 @@ def foreign_workflow(other_org, foreign_user):
     workflow = make_workflow(other_org, name="Globex monitor", user=foreign_user, nodes=nodes, edges=edges)
     run_workflow(workflow, {"block": 7})
     return workflow
-
-
-@pytest.fixture
-def user_model():
-    return get_user_model()

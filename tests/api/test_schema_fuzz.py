@@ -67,7 +67,7 @@ def _is_uuid(value: object) -> bool:
 @pytest.mark.django_db
 @pytest.mark.usefixtures("wsgi_keeps_test_connection")
 @schema.parametrize()
-@settings(max_examples=5, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=10, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 def test_no_operation_answers_5xx_or_breaks_its_schema(case, org, user):
     token, _ = Token.objects.get_or_create(user=user)
     path_id = (case.path_parameters or {}).get("id")

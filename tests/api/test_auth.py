@@ -1,0 +1,104 @@
+"""Authentication: tokens and sessions, CSRF on session writes, and the 401 shape."""
+
+from __future__ import annotations
+
+import pytest
+from django.conf import settings
+from django.utils.crypto import get_random_string
+from rest_framework.authtoken.models import Token
+
+from keeperstate.models import Workflow
+from tests.api.conftest import json_client, token_client
+from tests.factories import make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def session(user):
+    """A logged-in browser session that, like a browser, is held to CSRF checks."""
+    client = json_client(enforce_csrf_checks=True)
+    assert client.login(username="alice", password="pw-alice")
+    return client
+
+
+def with_csrf_token(client) -> dict[str, str]:
+    """Give the session a CSRF cookie and return the header that echoes it (as the editor does)."""
+    secret = get_random_string(32)
+    client.cookies[settings.CSRF_COOKIE_NAME] = secret
+    return {"HTTP_X_CSRFTOKEN": secret}
+
+
+def test_token_authenticates_a_request(api, workflow):
+    response = api.get("/api/workflows/")
+
+    assert response.status_code == 200
+    assert [w["id"] for w in response.json()["results"]] == [str(workflow.id)]
+
+
+def test_no_credentials_answer_401_with_a_code(anonymous, workflow):
+    response = anonymous.get(f"/api/workflows/{workflow.id}/")
+
+    assert response.status_code == 401
+    assert response.json() == {"code": "NOT_AUTHENTICATED", "detail": "Authentication credentials were not provided."}
+    assert response["WWW-Authenticate"] == "Token"
+
+
+def test_unknown_token_answers_401(anonymous):
+    anonymous.credentials(HTTP_AUTHORIZATION="Token " + "0" * 40)
+
+    response = anonymous.get("/api/workflows/")
+
+    assert response.status_code == 401
+    assert response.json()["code"] == "AUTHENTICATION_FAILED"
+
+
+def test_session_authenticates_a_read(session, workflow):
+    response = session.get(f"/api/workflows/{workflow.id}/")
+
+    assert response.status_code == 200
+    assert response.json()["name"] == workflow.name
+
+
+def test_session_write_without_csrf_token_is_refused_and_changes_nothing(session, org):
+    response = session.post("/api/workflows/", {"name": "Forged"})
+
+    assert response.status_code == 403
+    assert response.json()["code"] == "CSRF_FAILED"
+    assert not Workflow.objects.filter(name="Forged").exists()
+
+
+def test_session_write_with_csrf_token_succeeds(session, org):
+    response = session.post("/api/workflows/", {"name": "Mine"}, **with_csrf_token(session))
+
+    assert response.status_code == 201, response.json()
+    assert Workflow.objects.get(name="Mine").organization == org
+
+
+def test_session_delete_without_csrf_token_is_refused(session, workflow):
+    response = session.delete(f"/api/workflows/{workflow.id}/")
+
+    assert response.status_code == 403
+    workflow.refresh_from_db()
+    assert workflow.deleted_at is None
+
+
+def test_token_write_needs_no_csrf_token(user, org):
+    client = json_client(enforce_csrf_checks=True)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+
+    response = client.post("/api/workflows/", {"name": "Scripted"})
+
+    assert response.status_code == 201
+
+
+def test_user_without_organization_sees_nothing_and_cannot_create(workflow):
+    loner = token_client(make_user("lone"))
+
+    listed = loner.get("/api/workflows/")
+    created = loner.post("/api/workflows/", {"name": "Orphan"})
+
+    assert listed.json()["count"] == 0
+    assert created.status_code == 400
+    assert "organization" in created.json()
+    assert not Workflow.objects.filter(name="Orphan").exists()
