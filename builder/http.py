@@ -1,0 +1,62 @@
+"""Small HTTP helpers shared by the builder's views: JSON bodies, JSON errors, login checks."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+
+from keeperstate.errors import CodedError
+
+
+class BodyInvalid(CodedError):
+    code = "INVALID_JSON"
+
+
+def wants_json(request: HttpRequest) -> bool:
+    return "application/json" in request.headers.get("Accept", "")
+
+
+def json_error(code: str, detail: str, *, status: int = 400, **extra: Any) -> JsonResponse:
+    return JsonResponse({"code": code, "detail": detail, **extra}, status=status)
+
+
+def read_json(request: HttpRequest) -> dict[str, Any]:
+    """The request body as a JSON object, or BodyInvalid."""
+    try:
+        body = json.loads(request.body or b"{}")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BodyInvalid("The request body is not valid JSON.") from exc
+    if not isinstance(body, dict):
+        raise BodyInvalid("The request body must be a JSON object.")
+    return body
+
+
+def not_authenticated() -> JsonResponse:
+    return json_error("NOT_AUTHENTICATED", "Your session has ended. Log in again and retry.", status=401)
+
+
+def json_endpoint(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """A POST-only JSON endpoint for logged-in users: coded errors become 400 JSON, an unknown
+    or foreign workflow a 404 JSON. CSRF stays enforced by the middleware."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return not_authenticated()
+        if request.method != "POST":
+            return json_error("METHOD_NOT_ALLOWED", "Use POST.", status=405)
+        try:
+            return view(request, *args, **kwargs)
+        except CodedError as exc:
+            extra = {"field": exc.field} if exc.field else {}
+            if exc.details:
+                extra["details"] = exc.details
+            return json_error(exc.code, exc.message, status=exc.status_code, **extra)
+        except Http404:
+            return json_error("NOT_FOUND", "No such workflow.", status=404)
+
+    return wrapper

@@ -1,0 +1,130 @@
+"""Autocomplete metadata for the editor's @ menu (DESIGN.md §8).
+
+Computed from the unsaved graph in the editor: every node upstream of the edited node (nearest
+first), each with the output fields the registry declares for its action (a trigger: the
+fields of its sample input), then the system built-ins. Every field carries its ready token.
+An action never falls back to a generic ``data`` field, and downstream or unconnected nodes are
+never offered: referencing them fails at run time.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from keeperstate.engine.graph import Graph
+from keeperstate.engine.references import SYSTEM_FIELDS, SYSTEM_LABEL, SYSTEM_NODE_ID, make_token
+from keeperstate.engine.registry import TRIGGERS, get_action
+from keeperstate.errors import CodedError
+
+MAX_SAMPLE_DEPTH = 3
+_UNSAFE_KEY_CHARS = set(".[]<>")
+
+
+class NodeNotFound(CodedError):
+    code = "NODE_NOT_FOUND"
+
+
+class GraphHasCycle(CodedError):
+    code = "CYCLE"
+
+
+def reference_options(nodes: Any, edges: Any, node_id: Any) -> dict[str, Any]:
+    """``{"nodeId", "sources": [{"nodeId", "label", "kind", "type", "fields", "hint"}]}``.
+
+    Raises a CodedError (a 400 for the view) for a graph no workflow can have, a cycle, or a
+    node id that is not in the graph.
+    """
+    graph = Graph.parse(nodes, edges)  # GraphInvalid: duplicate ids, edges to missing nodes, ...
+    if not isinstance(node_id, str) or node_id not in graph.nodes:
+        raise NodeNotFound(
+            f"There is no node '{node_id}' in this graph; select a node of the workflow.", details={"nodeId": node_id}
+        )
+    if (loop := graph.cycle()) is not None:
+        raise GraphHasCycle(
+            f"The workflow has a cycle ({' → '.join(loop)}), so no node runs before another; "
+            "remove one of its edges.",
+            details={"cycle": loop},
+        )
+    sources = [_source(graph, upstream_id) for upstream_id in graph.upstream(node_id)]
+    sources.append(system_source())
+    return {"nodeId": node_id, "sources": sources}
+
+
+def _field(node_id: str, label: str, path: str, type_: str, description: str) -> dict[str, str]:
+    return {"field": path, "type": type_, "description": description, "token": make_token(node_id, label, path)}
+
+
+def _source(graph: Graph, node_id: str) -> dict[str, Any]:
+    label = graph.label(node_id)
+    config = graph.config(node_id)
+    if graph.nodes[node_id].get("type") == "trigger":
+        trigger_type = str(config.get("triggerType") or "Manual")
+        sample = _sample(config.get("sampleInput"))
+        fields = [_field(node_id, label, path, t, d) for path, t, d in sample_fields(sample)]
+        hint = None if fields else (
+            'Give the trigger a sample input (e.g. {"block": 100}) to pick the fields of the run input here.'
+        )
+        trigger = TRIGGERS.get(trigger_type)
+        return {"nodeId": node_id, "label": label, "kind": "trigger", "type": trigger_type,
+                "icon": trigger.icon if trigger else None, "fields": fields, "hint": hint}
+    action_type = graph.action_type(node_id)
+    definition = get_action(action_type or "")
+    if definition is None:
+        return {"nodeId": node_id, "label": label, "kind": "action", "type": action_type, "icon": None,
+                "fields": [], "hint": f"Unknown action '{action_type}': it has no fields to offer."}
+    fields = [_field(node_id, label, f.name, f.type, f.description) for f in definition.output_fields]
+    return {"nodeId": node_id, "label": label, "kind": "action", "type": definition.id, "icon": definition.icon,
+            "fields": fields, "hint": None}
+
+
+def system_source() -> dict[str, Any]:
+    fields = [_field(SYSTEM_NODE_ID, SYSTEM_LABEL, name, t, d) for name, (t, d) in SYSTEM_FIELDS.items()]
+    return {"nodeId": SYSTEM_NODE_ID, "label": SYSTEM_LABEL, "kind": "system", "type": None, "icon": None,
+            "fields": fields, "hint": None}
+
+
+def _sample(raw: Any) -> Any:
+    # The editor may send the sample input as the text being typed.
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return None
+    return raw
+
+
+def sample_fields(sample: Any, prefix: str = "", depth: int = 1) -> list[tuple[str, str, str]]:
+    """(path, type, description) of every field of a sample object, nested objects included."""
+    if not isinstance(sample, dict):
+        return []
+    found = []
+    for key, value in sample.items():
+        if not isinstance(key, str) or not key.strip() or _UNSAFE_KEY_CHARS & set(key):
+            continue  # a key a path cannot name
+        path = f"{prefix}{key}"
+        found.append((path, json_type(value), f"From the trigger's sample input, e.g. {_preview(value)}."))
+        if isinstance(value, dict) and depth < MAX_SAMPLE_DEPTH:
+            found.extend(sample_fields(value, prefix=path + ".", depth=depth + 1))
+    return found
+
+
+def json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _preview(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "…"

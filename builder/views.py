@@ -1,0 +1,137 @@
+"""The builder's pages and fragments: the workflow list, the editor, the palette and the
+config forms. The JSON endpoints (references, save, validate, run) live in endpoints.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.csrf import ensure_csrf_cookie
+from django.views.decorators.http import require_GET, require_http_methods
+
+from builder.forms import ConfigForm, FormSpec, form_data, initial_values, spec_for_action, spec_for_trigger
+from builder.http import BodyInvalid, not_authenticated, read_json, wants_json
+from builder.palette import editor_catalogue, form_url, palette_groups
+from keeperstate.access import get_workflow_for, organizations_of, workflows_visible_to
+from keeperstate.engine.graph import Graph, GraphInvalid
+from keeperstate.workflows import workflow_create
+
+
+class WorkflowCreateForm(forms.Form):
+    name = forms.CharField(max_length=200, label="Name", widget=forms.TextInput(attrs={"placeholder": "Block monitor"}))
+    organization = forms.ModelChoiceField(queryset=None, empty_label=None, label="Organization")
+
+    def __init__(self, *args: Any, user: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        organizations = organizations_of(user).order_by("name")
+        self.fields["organization"].queryset = organizations
+        if organizations.count() == 1:
+            self.fields["organization"].widget = forms.HiddenInput()
+            self.fields["organization"].initial = organizations.first()
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def workflow_list(request: HttpRequest) -> HttpResponse:
+    form = WorkflowCreateForm(request.POST or None, user=request.user)
+    if request.method == "POST" and form.is_valid():
+        workflow = workflow_create(
+            organization=form.cleaned_data["organization"], user=request.user, name=form.cleaned_data["name"]
+        )
+        return redirect("builder:editor", workflow_id=workflow.id)
+    workflows = workflows_visible_to(request.user).select_related("organization")
+    has_organization = organizations_of(request.user).exists()
+    return render(
+        request,
+        "builder/workflow_list.html",
+        {"workflows": workflows, "form": form, "has_organization": has_organization},
+        status=400 if form.errors else 200,
+    )
+
+
+@login_required
+@ensure_csrf_cookie
+@require_GET
+def editor(request: HttpRequest, workflow_id: Any) -> HttpResponse:
+    workflow = get_workflow_for(request.user, workflow_id)
+    graph = {"id": str(workflow.id), "name": workflow.name, "nodes": workflow.nodes, "edges": workflow.edges}
+    return render(
+        request,
+        "builder/editor.html",
+        {"workflow": workflow, "graph": graph, "catalogue": editor_catalogue(), "palette_groups": palette_groups()},
+    )
+
+
+@login_required
+@require_GET
+def palette(request: HttpRequest) -> HttpResponse:
+    return render(request, "builder/palette.html", {"palette_groups": palette_groups()})
+
+
+@require_http_methods(["GET", "POST"])
+def action_form(request: HttpRequest, action_id: str) -> HttpResponse:
+    spec = spec_for_action(action_id)
+    if spec is None:
+        raise Http404(f"No action '{action_id}'.")
+    return _config_form(request, spec)
+
+
+@require_http_methods(["GET", "POST"])
+def trigger_form(request: HttpRequest, trigger_id: str) -> HttpResponse:
+    spec = spec_for_trigger(trigger_id)
+    if spec is None:
+        raise Http404(f"No trigger '{trigger_id}'.")
+    return _config_form(request, spec)
+
+
+def _config_form(request: HttpRequest, spec: FormSpec) -> HttpResponse:
+    """GET: the form with initial values from the query string or a saved node
+    (``?workflow=<id>&node=<node id>``). POST: field errors (400) or the normalised config."""
+    if not request.user.is_authenticated:
+        if request.method == "POST" or wants_json(request):
+            return not_authenticated()
+        return redirect_to_login(request.get_full_path())
+    if request.method == "GET":
+        initial = initial_values(spec, _saved_node_config(request), request.GET)
+        return _render_form(request, spec, ConfigForm(spec, initial=initial))
+    try:
+        data = form_data(spec, read_json(request)) if request.content_type == "application/json" else request.POST
+    except BodyInvalid as exc:
+        return JsonResponse({"valid": False, "code": exc.code, "detail": exc.message}, status=400)
+    form = ConfigForm(spec, data=data)
+    valid = form.is_valid()
+    if wants_json(request):
+        if valid:
+            return JsonResponse({"valid": True, "config": form.config})
+        return JsonResponse({"valid": False, "errors": form.error_data()}, status=400)
+    return _render_form(request, spec, form, status=200 if valid else 400)
+
+
+def _render_form(request: HttpRequest, spec: FormSpec, form: ConfigForm, status: int = 200) -> HttpResponse:
+    bound_valid = form.is_bound and not form.errors
+    context = {
+        "spec": spec,
+        "form": form,
+        "post_url": form_url(spec.kind, spec.id),
+        "valid": bound_valid,
+    }
+    return render(request, "builder/config_form.html", context, status=status)
+
+
+def _saved_node_config(request: HttpRequest) -> dict[str, Any] | None:
+    workflow_id, node_id = request.GET.get("workflow"), request.GET.get("node")
+    if not workflow_id or not node_id:
+        return None
+    workflow = get_workflow_for(request.user, workflow_id)  # another organization's: 404
+    try:
+        graph = Graph.parse(workflow.nodes, workflow.edges)
+    except GraphInvalid as exc:
+        raise Http404("The saved workflow cannot be read.") from exc
+    if node_id not in graph.nodes:
+        raise Http404(f"No node '{node_id}' in this workflow.")
+    return graph.config(node_id)
+
