@@ -42,7 +42,7 @@ NODE_SCHEMA = {
 EDGE_SCHEMA = {
     "type": "object",
     "description": "A React Flow edge from one node (source) to another (target), both required; "
-    "sourceHandle picks a Condition branch. Validation (not the schema) checks edges.",
+    "sourceHandle picks one of the source's branches. Validation (not the schema) checks edges.",
     "properties": {
         "id": {"type": "string", "example": "e1"},
         "source": {"type": "string", "example": "trigger"},
@@ -50,7 +50,8 @@ EDGE_SCHEMA = {
         "sourceHandle": {
             "type": "string",
             "nullable": True,
-            "description": "The source node's outgoing handle, e.g. 'true' or 'false' of a Condition.",
+            "description": "One of the source action's sourceHandles (GET /api/actions/), e.g. 'true' or "
+            "'false' of a Condition, 'success' or 'conflict' of a State Set; null or absent: its defaultHandle.",
         },
     },
     "additionalProperties": True,

@@ -42,7 +42,7 @@ class WorkflowOutput(WorkflowSummaryOutput):
     edges = edges_field(read_only=True)
 
     class Meta(WorkflowSummaryOutput.Meta):
-        fields = [*WorkflowSummaryOutput.Meta.fields[:4], "nodes", "edges", *WorkflowSummaryOutput.Meta.fields[4:]]
+        fields = ["id", "organization", "name", "description", "nodes", "edges", "createdBy", "createdAt", "updatedAt"]
         read_only_fields = fields
 
 
@@ -229,7 +229,8 @@ class ActionOutput(serializers.Serializer):
     needsWorkflowContext = serializers.BooleanField()
     planGated = serializers.BooleanField()
     sourceHandles = serializers.ListField(
-        child=serializers.CharField(), help_text="Named outgoing handles (Condition: true, false); empty: none."
+        child=serializers.CharField(),
+        help_text="Named outgoing handles (Condition: true, false; State Set: success, conflict); empty: none.",
     )
     defaultHandle = serializers.CharField(
         allow_null=True,

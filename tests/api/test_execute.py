@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from keeperstate.demo import block_monitor_graph
+from keeperstate.engine.registry import all_actions
 from keeperstate.models import WorkflowExecution, WorkflowState
 from tests.factories import make_workflow
 
@@ -55,6 +56,7 @@ def test_monitor_created_validated_and_run_twice_advances_the_cursor(api, org):
     assert second["nodeResults"]["state-set-1"]["data"]["version"] == 2
     row = WorkflowState.objects.get(workflow_id=workflow_id, key="cursor")
     assert (row.value, row.version, str(row.updated_by_execution_id)) == (101, 2, second["id"])
+    assert second["nodeResults"] == WorkflowExecution.objects.get(pk=second["id"]).node_results  # nothing dropped
 
 
 def test_execution_has_the_documented_shape(api, monitor, user):
@@ -108,6 +110,7 @@ def test_version_conflict_is_surfaced_in_node_results(api, org):
     )
     assert "State Get" in conflict["error"]
     assert "set-b" in body["error"]
+    assert body["nodeResults"] == WorkflowExecution.objects.get(pk=body["id"]).node_results
     assert WorkflowState.objects.get(workflow=workflow, key="cursor").value == "a"
 
 
@@ -187,7 +190,10 @@ def test_node_runs_with_its_input_as_the_trigger_output(api):
     assert result == {"success": True, "data": {"result": True}}
 
 
-@pytest.mark.parametrize("action_type", ["State Get", "State Set"])
+STATE_ACTIONS = [definition.id for definition in all_actions() if definition.needs_workflow_context]
+
+
+@pytest.mark.parametrize("action_type", STATE_ACTIONS)
 def test_state_actions_outside_a_workflow_answer_no_workflow_context_and_write_nothing(api, workflow, action_type):
     result = run_node(api, {"actionType": action_type, "config": {"key": "cursor", "value": "1"}})
 
