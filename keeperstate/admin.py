@@ -113,9 +113,9 @@ class WorkflowExecutionAdmin(admin.ModelAdmin):
     list_filter = ["status", "workflow__organization"]
     search_fields = ["id", "workflow__name"]
     date_hierarchy = "started_at"
-    fields = ["id", "workflow_link", "status", "triggered_by", "started_at", "finished_at", "error", "input_pretty",
-              "results_pretty"]
-    readonly_fields = fields
+    readonly_fields = ["id", "workflow_link", "status", "triggered_by", "started_at", "finished_at", "error",
+                       "input_pretty", "results_pretty"]
+    fields = list(readonly_fields)
 
     def has_add_permission(self, request: Any) -> bool:
         return False

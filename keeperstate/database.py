@@ -41,7 +41,7 @@ def using_embedded() -> bool:
 def database_config() -> dict[str, Any]:
     """The ``default`` entry of Django's DATABASES."""
     url = os.environ.get("DATABASE_URL") or embedded_uri()
-    config = dj_database_url.parse(url, conn_max_age=0)
+    config: dict[str, Any] = dict(dj_database_url.parse(url, conn_max_age=0))
     config.setdefault("TEST", {})
     return config
 

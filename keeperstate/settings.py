@@ -17,7 +17,7 @@ def env_bool(name: str, default: bool) -> bool:
 
 def env_int(name: str, default: int) -> int:
     raw = os.environ.get(name)
-    return default if raw in (None, "") else int(raw)
+    return int(raw) if raw else default
 
 
 def _secret_key() -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -113,7 +114,7 @@ class Resolver:
         self.system = system
         self.failures: list[dict[str, str]] = []
 
-    def resolve_config(self, config: dict[str, Any], kinds: dict[str, str] | None = None) -> dict[str, Any]:
+    def resolve_config(self, config: dict[str, Any], kinds: Mapping[str, str] | None = None) -> dict[str, Any]:
         """The config with references resolved; raises TemplateUnresolved naming every failure.
 
         ``kinds`` maps field names to their registry kind: an ``expression`` field gets its
@@ -187,9 +188,10 @@ class Resolver:
         if steps is None:
             raise _Unresolved(f"'{ref.path}' is not a field path (write fields as a.b or items[0].id)")
         if ref.node_id == SYSTEM_NODE_ID:
-            if len(steps) != 1 or steps[0] not in self.system:
+            name = steps[0]
+            if len(steps) != 1 or not isinstance(name, str) or name not in self.system:
                 raise _Unresolved(f"the system has no field '{ref.path}'")
-            return self.system[steps[0]]
+            return self.system[name]
         if ref.node_id not in self.labels:
             raise _Unresolved(f"there is no node '{ref.node_id}' in this workflow")
         result = self.results.get(ref.node_id)

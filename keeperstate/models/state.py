@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import pgtrigger
 from django.db import models
+from django.db.models.functions import Cast, Now
 
 from keeperstate.models.org import Organization
 from keeperstate.models.workflow import Workflow, WorkflowExecution
@@ -103,11 +104,11 @@ class WorkflowState(models.Model):
     updated_by_execution = models.ForeignKey(
         WorkflowExecution, on_delete=models.SET_NULL, null=True, blank=True, related_name="state_writes"
     )
-    created_at = models.DateTimeField(db_default=models.functions.Now(), editable=False)
-    updated_at = models.DateTimeField(db_default=models.functions.Now(), editable=False)
+    created_at = models.DateTimeField(db_default=Now(), editable=False)
+    updated_at = models.DateTimeField(db_default=Now(), editable=False)
     # What the value occupies as Postgres renders it: the organization's byte budget sums this.
     size_bytes = models.GeneratedField(
-        expression=models.Func(models.functions.Cast("value", models.TextField()), function="octet_length"),
+        expression=models.Func(Cast("value", models.TextField()), function="octet_length"),
         output_field=models.IntegerField(),
         db_persist=True,
     )

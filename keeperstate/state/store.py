@@ -166,7 +166,7 @@ SET_ACTOR_SQL = "SELECT set_config('keeperstate.actor', %s, true)"
 
 def state_get(*, scope: StateScope, key: Any) -> StateEntry:
     """The live entry for a key, or MISSING (exists false, version 0) when absent or expired."""
-    params = {"org": scope.organization_id, "wf": scope.workflow_id, "key": normalize_key(key)}
+    params: dict[str, Any] = {"org": scope.organization_id, "wf": scope.workflow_id, "key": normalize_key(key)}
     with _storage_errors("read"), connection.cursor() as cursor:
         cursor.execute(GET_SQL, params)
         row = cursor.fetchone()
