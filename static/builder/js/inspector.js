@@ -1,0 +1,229 @@
+// The right-hand panel: the selected node's label and its server-rendered config form
+// (GET /builder/forms/<action>/), live field checks (POST to the same URL), reference badges,
+// and the problems Validate found for this node.
+
+import { getHTML, postForm } from "./http.js";
+import { isTrigger, nodeConfig, nodeLabel } from "./graph.js";
+import { renderBadges } from "./tokens.js";
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function asText(value) {
+  if (value === undefined || value === null) return "";
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+export class Inspector {
+  constructor(editor) {
+    this.editor = editor;
+    this.root = document.getElementById("inspector");
+    this.seq = 0;
+    this.touched = new Set();
+    this.form = null;
+  }
+
+  show() {
+    const selected = this.editor.state.selected;
+    this.seq += 1;
+    this.form = null;
+    this.touched = new Set();
+    if (selected?.kind === "node" && this.editor.node(selected.id)) return this.showNode(this.editor.node(selected.id));
+    if (selected?.kind === "edge") return this.showEdge(selected.id);
+    return this.showGuide();
+  }
+
+  showGuide() {
+    const box = el("div", "guide");
+    box.append(el("h2", null, "Build a workflow"));
+    const steps = el("ol");
+    for (const text of [
+      "Select the Trigger and give it a sample input such as {\"block\": 100}: its fields become pickable.",
+      "With a node selected, click an action in the palette: it is added after that node and connected.",
+      "Fill the action's form. In fields marked “@ reference”, type @ to pick a value of an earlier node.",
+      "Condition nodes have a true and a false handle: click one, then click the node to run on that branch.",
+      "Save, then Run with an input JSON. Validate shows problems at the node and the field.",
+    ]) steps.append(el("li", null, text));
+    box.append(steps);
+    box.append(el("p", "muted", "Drag a node by its title to move it. Select a node or an edge and press Delete to remove it."));
+    this.root.replaceChildren(box);
+  }
+
+  showEdge(edgeId) {
+    const edge = this.editor.state.edges.find((e) => e.id === edgeId);
+    if (!edge) return this.showGuide();
+    const source = this.editor.node(edge.source);
+    const target = this.editor.node(edge.target);
+    const box = el("div", "edge-panel");
+    box.append(el("h2", null, "Connection"));
+    const text = `${source ? nodeLabel(source) : edge.source}${edge.sourceHandle ? ` (${edge.sourceHandle} branch)` : ""} → ${target ? nodeLabel(target) : edge.target}`;
+    box.append(el("p", null, text));
+    const remove = el("button", "danger", "Delete connection");
+    remove.type = "button";
+    remove.id = "btn-delete-edge";
+    remove.addEventListener("click", () => this.editor.deleteSelected());
+    box.append(remove);
+    this.root.replaceChildren(box);
+  }
+
+  showNode(node) {
+    const def = this.editor.definitionOf(node);
+    const box = el("div", "node-panel");
+    box.dataset.nodeId = node.id;
+    const head = el("div", "panel-head");
+    head.append(el("h2", null, def ? (isTrigger(node) ? `Trigger: ${def.label}` : def.label) : "Unknown action"));
+    head.append(el("code", "muted", node.id));
+    box.append(head);
+
+    const labelField = el("div", "field");
+    const labelLabel = el("label", null, "Label");
+    labelLabel.htmlFor = "node-label";
+    const labelInput = el("input");
+    labelInput.id = "node-label";
+    labelInput.value = nodeLabel(node);
+    labelInput.autocomplete = "off";
+    labelInput.addEventListener("input", () => this.editor.renameNode(node.id, labelInput.value));
+    labelField.append(labelLabel, labelInput, el("p", "help", "Shown on the canvas and in @ lists; references keep working when you rename."));
+    box.append(labelField);
+
+    const problems = el("ul", "node-level-problems");
+    problems.setAttribute("role", "alert");
+    box.append(problems);
+
+    const formBox = el("div", "form-box");
+    formBox.append(el("p", "muted", "Loading the form…"));
+    box.append(formBox);
+
+    if (isTrigger(node)) {
+      box.append(el("p", "muted small", "Every workflow has exactly one trigger; it cannot be deleted."));
+    } else {
+      const remove = el("button", "danger", "Delete node");
+      remove.type = "button";
+      remove.id = "btn-delete-node";
+      remove.addEventListener("click", () => this.editor.deleteSelected());
+      box.append(remove);
+    }
+    this.root.replaceChildren(box);
+    this.renderNodeProblems(node.id);
+    if (def) this.loadForm(node, def, formBox);
+    else formBox.replaceChildren(el("p", "field-errors", `This node's action '${nodeConfig(node).actionType}' is not registered. Delete it and pick an action from the palette.`));
+  }
+
+  async loadForm(node, def, formBox) {
+    const seq = this.seq;
+    const config = nodeConfig(node);
+    const params = new URLSearchParams();
+    for (const field of def.configFields) {
+      if (config[field.name] !== undefined && config[field.name] !== null) params.set(field.name, asText(config[field.name]));
+    }
+    if (isTrigger(node)) params.set("triggerType", def.id);
+    let html;
+    try {
+      html = await getHTML(`${def.formUrl}?${params}`, this.editor.urls.login);
+    } catch (error) {
+      if (seq === this.seq) formBox.replaceChildren(el("p", "field-errors", error.message));
+      return;
+    }
+    if (seq !== this.seq) return; // another node was selected meanwhile
+    formBox.innerHTML = html;
+    const form = formBox.querySelector("form");
+    this.form = form;
+    form.addEventListener("submit", (e) => e.preventDefault());
+    for (const input of form.querySelectorAll("input[name], textarea[name], select[name]")) {
+      if (input.type === "hidden") continue;
+      input.addEventListener("input", () => this.fieldInput(node.id, input));
+      input.addEventListener("change", () => this.fieldChanged(node.id, input));
+      if (input.dataset.references) this.editor.autocomplete.attach(input);
+    }
+    this.refreshBadges();
+    this.showReportErrors(node.id);
+  }
+
+  fieldInput(nodeId, input) {
+    const node = this.editor.node(nodeId);
+    if (!node || input.name === "triggerType") return;
+    const config = nodeConfig(node);
+    const text = input.value;
+    if (!text.trim()) {
+      delete config[input.name];
+    } else if (input.dataset.kind === "json" && !input.dataset.references) {
+      try {
+        config[input.name] = JSON.parse(text);
+      } catch {
+        config[input.name] = text; // the form reports the JSON error; saving keeps what was typed
+      }
+    } else {
+      config[input.name] = text;
+    }
+    this.refreshBadges();
+    this.editor.configChanged(nodeId);
+  }
+
+  fieldChanged(nodeId, input) {
+    if (input.name === "triggerType") {
+      this.editor.changeTriggerType(nodeId, input.value);
+      return;
+    }
+    this.touched.add(input.name);
+    this.check();
+  }
+
+  // Ask the server to judge the form; show the errors of the fields the user has touched.
+  async check() {
+    const form = this.form;
+    const seq = this.seq;
+    if (!form) return;
+    const { data } = await postForm(form.action, form);
+    if (seq !== this.seq || form !== this.form) return;
+    const errors = data.errors || {};
+    for (const box of form.querySelectorAll(".field[data-field]")) {
+      const name = box.dataset.field;
+      if (!this.touched.has(name)) continue;
+      this.setFieldErrors(name, (errors[name] || []).map((e) => e.message));
+    }
+  }
+
+  setFieldErrors(name, messages) {
+    const box = this.form?.querySelector(`.field[data-field="${CSS.escape(name)}"]`);
+    if (!box) return false;
+    box.classList.toggle("has-error", messages.length > 0);
+    const list = box.querySelector(".field-errors");
+    list.replaceChildren(...messages.map((m) => el("li", null, m)));
+    if (messages.length) box.closest("details")?.setAttribute("open", "");
+    return true;
+  }
+
+  // Errors Validate or Save reported for this node: at their field, or above the form.
+  showReportErrors(nodeId) {
+    const findings = this.editor.findingsOf(nodeId);
+    for (const finding of findings) {
+      if (finding.field && this.setFieldErrors(finding.field, findings.filter((f) => f.field === finding.field).map((f) => f.message))) {
+        this.touched.add(finding.field);
+      }
+    }
+    this.renderNodeProblems(nodeId);
+  }
+
+  renderNodeProblems(nodeId) {
+    const list = this.root.querySelector(".node-level-problems");
+    if (!list) return;
+    const fieldNames = new Set([...(this.form?.querySelectorAll(".field[data-field]") || [])].map((b) => b.dataset.field));
+    const items = this.editor.findingsOf(nodeId)
+      .filter((f) => !f.field || !fieldNames.has(f.field))
+      .map((f) => el("li", f.level === "warning" ? "warning" : "", f.message));
+    list.replaceChildren(...items);
+  }
+
+  refreshBadges() {
+    if (!this.form) return;
+    const nodes = this.editor.nodesById();
+    for (const box of this.form.querySelectorAll(".ref-badges[data-badges-for]")) {
+      const input = this.form.querySelector(`[name="${CSS.escape(box.dataset.badgesFor)}"]`);
+      if (input) renderBadges(box, input.value, nodes);
+    }
+  }
+}

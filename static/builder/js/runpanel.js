@@ -1,0 +1,94 @@
+// The Run panel: the run input JSON, and each node's result of the last run.
+
+import { nodeLabel } from "./graph.js";
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function pretty(value) {
+  return JSON.stringify(value, null, 1).replace(/\n\s*/g, " ");
+}
+
+export class RunPanel {
+  constructor(editor) {
+    this.editor = editor;
+    this.input = document.getElementById("run-input");
+    this.status = document.getElementById("run-status");
+    this.results = document.getElementById("run-results");
+    document.getElementById("btn-run").addEventListener("click", () => this.run());
+    this.results.addEventListener("click", (e) => {
+      const row = e.target.closest("[data-node-id]");
+      if (row && this.editor.node(row.dataset.nodeId)) this.editor.selectNode(row.dataset.nodeId);
+    });
+  }
+
+  // Pre-fill the input with the trigger's sample input while the user has not typed one.
+  suggestInput(sample) {
+    if (this.input.dataset.edited) return;
+    if (sample && typeof sample === "object" && !Array.isArray(sample)) this.input.value = JSON.stringify(sample);
+  }
+
+  async run() {
+    this.input.dataset.edited = "true";
+    let input;
+    try {
+      input = JSON.parse(this.input.value.trim() || "{}");
+    } catch (error) {
+      return this.showStatus(`The run input is not valid JSON: ${error.message}`, "error");
+    }
+    if (input === null || typeof input !== "object" || Array.isArray(input)) {
+      return this.showStatus('The run input must be a JSON object, for example {"block": 100}.', "error");
+    }
+    this.showStatus("Running…", "busy");
+    const execution = await this.editor.run(input);
+    if (execution) this.render(execution);
+  }
+
+  showStatus(text, kind) {
+    this.status.className = `run-status ${kind || ""}`;
+    this.status.textContent = text;
+  }
+
+  render(execution) {
+    const time = new Date(execution.finishedAt || execution.startedAt).toLocaleTimeString();
+    if (execution.status === "success") this.showStatus(`Run succeeded at ${time} with input ${JSON.stringify(execution.input)}.`, "ok");
+    else this.showStatus(`Run failed at ${time}: ${execution.error}`, "error");
+    const rows = [];
+    for (const node of this.editor.state.nodes) {
+      const result = execution.nodeResults[node.id];
+      const row = el("li", "result");
+      row.dataset.nodeId = node.id;
+      const head = el("div", "result-head");
+      let mark;
+      let note;
+      if (!result) {
+        row.classList.add("result-none");
+        [mark, note] = ["·", "did not run"];
+      } else if (result.skipped) {
+        row.classList.add("result-skipped");
+        [mark, note] = ["–", "skipped (its branch was not taken)"];
+      } else if (result.success) {
+        row.classList.add("result-ok");
+        [mark, note] = ["✓", "succeeded"];
+      } else {
+        row.classList.add("result-fail");
+        [mark, note] = ["✗", "failed"];
+      }
+      head.append(el("span", "result-mark", mark), el("strong", "result-label", nodeLabel(node)), el("code", "muted", node.id), el("span", "result-note", note));
+      row.append(head);
+      if (result?.success) row.append(el("pre", "result-data", pretty(result.data)));
+      if (result && !result.success && !result.skipped) {
+        const error = el("div", "result-error");
+        error.append(el("span", "error-code", result.code || "ERROR"), el("span", "error-message", result.error || ""));
+        row.append(error);
+        if (result.details) row.append(el("pre", "result-details", pretty(result.details)));
+      }
+      rows.push(row);
+    }
+    this.results.replaceChildren(...rows);
+  }
+}

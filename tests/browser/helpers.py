@@ -1,0 +1,87 @@
+"""What a user does in the editor, as small steps the browser tests share."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import Locator, Page, expect
+
+
+def create_workflow(page: Page, name: str) -> None:
+    page.goto("/builder/")
+    page.get_by_label("Name").fill(name)
+    page.get_by_role("button", name="Create workflow").click()
+    wait_for_editor(page)
+
+
+def open_editor(page: Page, workflow_id) -> None:
+    page.goto(f"/builder/workflows/{workflow_id}/")
+    wait_for_editor(page)
+
+
+def wait_for_editor(page: Page) -> None:
+    page.wait_for_selector("body[data-editor-ready]")
+
+
+def card(page: Page, node_id: str) -> Locator:
+    return page.locator(f'.node[data-node-id="{node_id}"]')
+
+
+def select_node(page: Page, node_id: str) -> None:
+    card(page, node_id).locator(".node-head").click()
+    wait_for_form(page, node_id)
+
+
+def wait_for_form(page: Page, node_id: str) -> None:
+    page.wait_for_selector(f'#inspector .node-panel[data-node-id="{node_id}"] .config-form')
+
+
+def add_from_palette(page: Page, action_id: str, expected_node_id: str) -> None:
+    page.locator(f'.palette-entry[data-entry-id="{action_id}"]').click()
+    expect(card(page, expected_node_id)).to_have_class(has_class("selected"))
+    wait_for_form(page, expected_node_id)
+
+
+def field(page: Page, name: str) -> Locator:
+    return page.locator(f'#inspector .config-form [name="{name}"]')
+
+
+def field_box(page: Page, name: str) -> Locator:
+    return page.locator(f'#inspector .config-form .field[data-field="{name}"]')
+
+
+def menu(page: Page) -> Locator:
+    return page.locator("#ref-menu")
+
+
+def pick_reference(page: Page, input_: Locator, query: str, token: str) -> None:
+    """Type @query in a field, wait for the token among the options, choose it with Enter."""
+    input_.press_sequentially("@" + query)
+    option = menu(page).locator(f'.ref-option[data-token="{token}"]')
+    expect(option).to_be_visible()
+    expect(option).to_have_class(has_class("active"))
+    input_.press("Enter")
+    expect(menu(page)).to_be_hidden()
+
+
+def save(page: Page) -> None:
+    page.locator("#btn-save").click()
+    expect(page.locator("#status")).to_contain_text("Saved")
+    expect(page.locator("#dirty-indicator")).to_be_hidden()
+
+
+def run(page: Page, run_input: str) -> None:
+    page.locator("#run-input").fill(run_input)
+    previous = page.locator("#run-status").text_content()
+    page.locator("#btn-run").click()
+    expect(page.locator("#run-status")).not_to_have_text(previous or "")
+    expect(page.locator("#run-status")).not_to_have_text("Running…")
+
+
+def result_row(page: Page, node_id: str) -> Locator:
+    return page.locator(f'#run-results [data-node-id="{node_id}"]')
+
+
+def has_class(css_class: str) -> re.Pattern:
+    """Matches a class attribute that holds css_class."""
+    return re.compile(rf"(^|\s){re.escape(css_class)}(\s|$)")
