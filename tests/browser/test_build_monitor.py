@@ -37,6 +37,8 @@ def test_author_builds_saves_and_runs_the_block_monitor(author_page, artifacts):
     # given an empty workflow (it starts with a Manual trigger)
     create_workflow(page, "Block monitor")
     expect(page.locator(".node")).to_have_count(1)
+    expect(page.locator("#inspector .guide")).to_contain_text("Build a workflow")
+    page.screenshot(path=str(artifacts / "editor-new-workflow.png"))
     page.locator("#palette-group-system").screenshot(path=str(artifacts / "palette-system.png"))
 
     # the trigger's sample input makes its fields pickable
@@ -84,6 +86,7 @@ def test_author_builds_saves_and_runs_the_block_monitor(author_page, artifacts):
     expected_version.click()
     expected_version.press_sequentially("@")
     expect(menu(page).locator(".ref-group").first).to_be_visible()
+    page.screenshot(path=str(artifacts / "autocomplete-menu.png"))
     # Escape closes the menu and keeps the text; Backspace and a fresh @ reopen it
     expected_version.press("Escape")
     expect(menu(page)).to_be_hidden()

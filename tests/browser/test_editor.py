@@ -164,3 +164,18 @@ def test_deleting_a_connection_and_reconnecting_the_false_branch(author_page, mo
 
     expect(page.locator(".edge-label.false")).to_have_count(1)
     expect(page.locator("#dirty-indicator")).to_be_visible()
+
+
+def test_nodes_can_be_selected_and_deleted_from_the_keyboard(author_page, monitor):
+    page = author_page
+    open_editor(page, monitor.id)
+
+    card(page, "state-set-1").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator('#inspector .node-panel[data-node-id="state-set-1"]')).to_be_visible()
+    expect(card(page, "state-set-1")).to_be_focused()
+    page.keyboard.press("Delete")
+
+    expect(card(page, "state-set-1")).to_have_count(0)
+    expect(page.locator(".edge")).to_have_count(2)
+    expect(page.locator("#status")).to_contain_text("Deleted State Set")

@@ -38,9 +38,18 @@ export class Canvas {
     window.addEventListener("pointermove", (e) => this.onPointerMove(e));
     window.addEventListener("pointerup", (e) => this.onPointerUp(e));
     this.inner.addEventListener("click", (e) => this.onClick(e));
+    this.inner.addEventListener("keydown", (e) => {
+      // Enter or Space on a focused card selects it (or ends a connection there).
+      if ((e.key === "Enter" || e.key === " ") && e.target.classList?.contains("node")) {
+        e.preventDefault();
+        this.editor.nodeClicked(e.target.dataset.nodeId);
+      }
+    });
   }
 
   render() {
+    // Cards are rebuilt: keep the keyboard focus on the same node across the rebuild.
+    const focused = document.activeElement?.closest?.(".node")?.dataset.nodeId;
     for (const card of this.cards.values()) card.remove();
     this.cards.clear();
     for (const node of this.editor.state.nodes) {
@@ -50,6 +59,7 @@ export class Canvas {
     }
     this.resize();
     this.renderEdges();
+    if (focused && this.cards.has(focused)) this.cards.get(focused).focus({ preventScroll: true });
   }
 
   card(node) {
@@ -66,6 +76,7 @@ export class Canvas {
     card.style.left = `${pos.x + PAD}px`;
     card.style.top = `${pos.y + PAD}px`;
     card.setAttribute("role", "button");
+    card.tabIndex = 0;
     card.setAttribute("aria-label", `${nodeLabel(node)} (${def ? def.label : "unknown action"})`);
 
     if (!trigger) card.append(el("div", "handle in"));

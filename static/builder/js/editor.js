@@ -66,6 +66,11 @@ class Editor {
     this.nameEl.addEventListener("input", () => { this.state.name = this.nameEl.value; this.markDirty(); });
     document.addEventListener("keydown", (e) => this.onKeyDown(e));
     window.addEventListener("resize", () => { this.canvas.resize(); this.canvas.renderEdges(); });
+    window.addEventListener("beforeunload", (e) => {
+      if (!this.state.dirty) return;
+      e.preventDefault(); // the browser asks before unsaved changes are lost
+      e.returnValue = "";
+    });
   }
 
   onKeyDown(event) {
