@@ -29,7 +29,6 @@ _DESCRIPTIONS = {
     401: "Not authenticated: send a token (Authorization: Token …) or log in for a session.",
     403: "Not allowed (e.g. a hard delete by a member, or a session write without its CSRF token).",
     404: "No such object among those of your organizations.",
-    409: "Conflict, e.g. STATE_VERSION_CONFLICT with details expected and current.",
     413: "The request body is too large.",
     415: "The body is not JSON.",
 }
@@ -58,14 +57,13 @@ class WorkflowBadRequest(_AnyOf):
     shapes = (FieldErrorsOutput, WorkflowInvalidOutput, ErrorOutput)
 
 
-BAD_REQUEST = BadRequest
-WORKFLOW_BAD_REQUEST = WorkflowBadRequest
-
-
-def errors(*statuses: int, bad_request: Any = BAD_REQUEST) -> dict[int, OpenApiResponse]:
-    """The error responses of an endpoint, for @extend_schema(responses={..., **errors(...)})."""
+def errors(
+    *statuses: int, bad_request: type[_AnyOf] = BadRequest, with_body: bool = False
+) -> dict[int, OpenApiResponse]:
+    """The error responses of an endpoint, for @extend_schema(responses={..., **errors(...)}).
+    ``with_body``: the endpoint reads a JSON body, so it can also answer 413 and 415."""
     responses = {}
-    for code in statuses:
+    for code in (*statuses, 413, 415) if with_body else statuses:
         body = bad_request if code == 400 else ErrorOutput
         responses[code] = OpenApiResponse(response=body, description=_DESCRIPTIONS[code])
     return responses

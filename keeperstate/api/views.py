@@ -29,7 +29,7 @@ from keeperstate.api.metadata import ApiMetadata
 from keeperstate.api.pagination import Pagination
 from keeperstate.api.parsers import JSONParser
 from keeperstate.api.permissions import HardDeleteByOwnersAndAdmins
-from keeperstate.api.schema import WORKFLOW_BAD_REQUEST, errors
+from keeperstate.api.schema import WorkflowBadRequest, errors
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.registry import TRIGGERS, all_actions
 from keeperstate.engine.runner import run_action, run_workflow
@@ -103,7 +103,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
     @extend_schema(
         summary="Create a workflow (validated like every save)",
         request=s.WorkflowCreateInput,
-        responses={201: s.WorkflowOutput, **errors(400, 401, 403, bad_request=WORKFLOW_BAD_REQUEST)},
+        responses={201: s.WorkflowOutput, **errors(400, 401, 403, bad_request=WorkflowBadRequest, with_body=True)},
     )
     def create(self, request: Request) -> Response:
         workflow = workflow_create(user=request.user, **validated(s.WorkflowCreateInput, request))
@@ -116,7 +116,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
     @extend_schema(
         summary="Replace a workflow's name, description and graph",
         request=s.WorkflowUpdateInput,
-        responses={200: s.WorkflowOutput, **errors(400, 401, 403, 404, bad_request=WORKFLOW_BAD_REQUEST)},
+        responses={200: s.WorkflowOutput, **errors(400, 401, 403, 404, bad_request=WorkflowBadRequest, with_body=True)},
     )
     def update(self, request: Request, pk: str) -> Response:
         workflow = workflow_update(self.get_object(), **validated(s.WorkflowUpdateInput, request))
@@ -125,7 +125,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
     @extend_schema(
         summary="Change some of a workflow's name, description and graph",
         request=s.WorkflowUpdateInput(partial=True),
-        responses={200: s.WorkflowOutput, **errors(400, 401, 403, 404, bad_request=WORKFLOW_BAD_REQUEST)},
+        responses={200: s.WorkflowOutput, **errors(400, 401, 403, 404, bad_request=WorkflowBadRequest, with_body=True)},
     )
     def partial_update(self, request: Request, pk: str) -> Response:
         workflow = workflow_update(self.get_object(), **validated(s.WorkflowUpdateInput, request, partial=True))
@@ -147,7 +147,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
     @extend_schema(
         summary="Copy a workflow under a new id; the copy starts with empty state",
         request=s.WorkflowDuplicateInput,
-        responses={201: s.WorkflowOutput, **errors(400, 401, 403, 404)},
+        responses={201: s.WorkflowOutput, **errors(400, 401, 403, 404, with_body=True)},
     )
     @action(detail=True, methods=["post"])
     def duplicate(self, request: Request, pk: str) -> Response:
@@ -167,7 +167,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
         summary="Import an exported workflow as a new workflow (validated like every save)",
         parameters=[],
         request=s.WorkflowImportInput,
-        responses={201: s.WorkflowOutput, **errors(400, 401, 403, bad_request=WORKFLOW_BAD_REQUEST)},
+        responses={201: s.WorkflowOutput, **errors(400, 401, 403, bad_request=WorkflowBadRequest, with_body=True)},
     )
     @action(detail=False, methods=["post"], url_path="import", url_name="import")
     def import_(self, request: Request) -> Response:
@@ -180,7 +180,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
         summary="Validate a graph without saving it",
         parameters=[],
         request=s.GraphInput,
-        responses={200: s.ValidationReportOutput, **errors(400, 401, 403)},
+        responses={200: s.ValidationReportOutput, **errors(400, 401, 403, with_body=True)},
     )
     @action(detail=False, methods=["post"])
     def validate(self, request: Request) -> Response:
@@ -192,7 +192,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
         description="A run that fails in a node is still a 201: the execution's status is 'error' and "
         "the node's result carries the code (e.g. STATE_VERSION_CONFLICT).",
         request=s.ExecuteInput,
-        responses={201: s.ExecutionOutput, **errors(400, 401, 403, 404)},
+        responses={201: s.ExecutionOutput, **errors(400, 401, 403, 404, with_body=True)},
     )
     @action(detail=True, methods=["post"])
     def execute(self, request: Request, pk: str) -> Response:
@@ -233,7 +233,7 @@ class NodeExecuteView(JSONOnly, APIView):
         "of an execution: state actions fail with STATE_NO_WORKFLOW_CONTEXT, since state belongs to a "
         "workflow. The input plays the trigger's output (<<@trigger:Trigger.field>>).",
         request=s.NodeExecuteInput,
-        responses={200: s.NodeResultOutput, **errors(400, 401, 403)},
+        responses={200: s.NodeResultOutput, **errors(400, 401, 403, with_body=True)},
     )
     def post(self, request: Request) -> Response:
         data = validated(s.NodeExecuteInput, request)

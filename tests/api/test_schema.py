@@ -64,7 +64,7 @@ def test_execution_response_is_described_with_its_camel_case_keys(schema):
         "startedAt",
         "finishedAt",
     }
-    assert set(responses) == {"201", "400", "401", "403", "404"}
+    assert set(responses) == {"201", "400", "401", "403", "404", "413", "415"}
 
 
 def test_request_bodies_name_their_input_serializers(schema):
