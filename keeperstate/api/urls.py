@@ -5,8 +5,10 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
 from keeperstate.api import views
+from keeperstate.api.authentication import api_authentication_classes
 
 app_name = "api"
+AUTHENTICATION = api_authentication_classes()
 
 router = SimpleRouter()
 router.register("workflows", views.WorkflowViewSet, basename="workflow")
@@ -16,10 +18,14 @@ urlpatterns = [
     path("actions/", views.ActionCatalogueView.as_view(), name="actions"),
     path("execute/node/", views.NodeExecuteView.as_view(), name="execute-node"),
     *router.urls,
-    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("schema/", SpectacularAPIView.as_view(authentication_classes=AUTHENTICATION), name="schema"),
     # Swagger UI from drf-spectacular-sidecar: served from our static files, no CDN. (The
     # sidecar's Redoc page loads web fonts from a CDN, so it is not offered.)
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path(
+        "docs/",
+        SpectacularSwaggerView.as_view(url_name="api:schema", authentication_classes=AUTHENTICATION),
+        name="docs",
+    ),
     # Anything else under /api/ is a JSON 404, not Django's HTML page.
     re_path(r"^.*$", views.not_found, name="not-found"),
 ]

@@ -25,6 +25,7 @@ from rest_framework.views import APIView
 
 from keeperstate.access import get_execution_for, get_workflow_for, workflows_visible_to
 from keeperstate.api import serializers as s
+from keeperstate.api.authentication import api_authentication_classes
 from keeperstate.api.metadata import ApiMetadata
 from keeperstate.api.pagination import Pagination
 from keeperstate.api.parsers import JSONParser
@@ -52,6 +53,7 @@ DIRECT_TRIGGER_LABEL = "Trigger"
 class JSONOnly:
     # JSON in, JSON out (DESIGN.md §9); no docstring here: drf-spectacular would show it.
 
+    authentication_classes = api_authentication_classes()
     parser_classes = [JSONParser]
     renderer_classes = [JSONRenderer]
     metadata_class = ApiMetadata

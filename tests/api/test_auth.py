@@ -102,3 +102,15 @@ def test_user_without_organization_sees_nothing_and_cannot_create(workflow):
     assert created.status_code == 400
     assert "organization" in created.json()
     assert not Workflow.objects.filter(name="Orphan").exists()
+
+
+@pytest.mark.parametrize("key", ["a\x00b", "x" * 41, "not-a-token!", "é" * 10])
+@pytest.mark.parametrize("path", ["/api/workflows/", "/api/schema/?format=json"])
+def test_a_key_that_cannot_be_a_token_is_401_before_any_query(anonymous, key, path, django_assert_num_queries):
+    anonymous.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+
+    with django_assert_num_queries(0):
+        response = anonymous.get(path)
+
+    assert response.status_code == 401
+    assert response.json()["code"] == "AUTHENTICATION_FAILED"
