@@ -240,7 +240,7 @@ class ConfigForm(forms.Form):
         cleaned = super().clean() or {}
         config: dict[str, Any] = {} if self.spec.kind == "trigger" else {"actionType": self.spec.id}
         for config_field in self.spec.fields:
-            if config_field.name in self._errors:
+            if self.has_error(config_field.name):
                 continue
             try:
                 value = normalise_field(config_field, cleaned.get(config_field.name))

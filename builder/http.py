@@ -52,7 +52,7 @@ def json_endpoint(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
         try:
             return view(request, *args, **kwargs)
         except CodedError as exc:
-            extra = {"field": exc.field} if exc.field else {}
+            extra: dict[str, Any] = {"field": exc.field} if exc.field else {}
             if exc.details:
                 extra["details"] = exc.details
             return json_error(exc.code, exc.message, status=exc.status_code, **extra)

@@ -3,7 +3,7 @@ config forms. The JSON endpoints (references, save, validate, run) live in endpo
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.contrib.auth.decorators import login_required
@@ -18,20 +18,24 @@ from builder.http import BodyInvalid, not_authenticated, read_json, wants_json
 from builder.palette import editor_catalogue, form_url, palette_groups
 from keeperstate.access import get_workflow_for, organizations_of, workflows_visible_to
 from keeperstate.engine.graph import Graph, GraphInvalid
+from keeperstate.models import Organization
 from keeperstate.workflows import workflow_create
 
 
 class WorkflowCreateForm(forms.Form):
     name = forms.CharField(max_length=200, label="Name", widget=forms.TextInput(attrs={"placeholder": "Block monitor"}))
-    organization = forms.ModelChoiceField(queryset=None, empty_label=None, label="Organization")
+    organization = forms.ModelChoiceField(
+        queryset=Organization.objects.none(), empty_label=None, label="Organization"
+    )
 
     def __init__(self, *args: Any, user: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         organizations = organizations_of(user).order_by("name")
-        self.fields["organization"].queryset = organizations
+        field = cast(forms.ModelChoiceField, self.fields["organization"])
+        field.queryset = organizations  # only the user's organizations are valid choices
         if organizations.count() == 1:
-            self.fields["organization"].widget = forms.HiddenInput()
-            self.fields["organization"].initial = organizations.first()
+            field.widget = forms.HiddenInput()
+            field.initial = organizations.first()
 
 
 @login_required

@@ -23,6 +23,12 @@ def post_json(client, url, data):
     return client.post(url, data=json.dumps(data), content_type="application/json", HTTP_ACCEPT="application/json")
 
 
+def spec(action_id):
+    found = spec_for_action(action_id)
+    assert found is not None, action_id
+    return found
+
+
 def state_set(**fields):
     return {"key": "cursor", "value": "1", **fields}
 
@@ -60,7 +66,7 @@ def test_expected_version_sits_in_the_advanced_section(client_as_alice):
 def test_every_action_form_has_each_registry_field_with_its_help(client_as_alice, action):
     page = client_as_alice.get(f"/builder/forms/{quote(action)}/").content.decode()
 
-    for config_field in spec_for_action(action).fields:
+    for config_field in spec(action).fields:
         assert f'name="{config_field.name}"' in page
         assert html.escape(config_field.help) in page
 
@@ -250,7 +256,7 @@ def graph_with(config):
 )
 def test_the_form_refuses_exactly_what_the_validator_refuses(fields):
     config = {"key": "cursor", "value": "1", **fields}
-    form = ConfigForm(spec_for_action("State Set"), data=config)
+    form = ConfigForm(spec("State Set"), data=config)
     report = validate_graph(*graph_with(config))
 
     form_fields = set(form.errors) if not form.is_valid() else set()

@@ -30,7 +30,7 @@ class PaletteParser(HTMLParser):
         classes = (attrs.get("class") or "").split()
         if "palette-group" in classes:
             self._group = self.groups.setdefault(attrs["data-group"], [])
-        elif "palette-entry" in classes:
+        elif "palette-entry" in classes and self._group is not None:
             self._entry = {"id": attrs["data-entry-id"], "kind": attrs["data-kind"], "label": "",
                            "description": "", "svg": False, "missing_icon": False, "icon_class": None}
             self._group.append(self._entry)
@@ -112,6 +112,7 @@ def test_every_icon_name_in_the_registry_has_a_file():
 def test_the_palette_check_catches_an_action_without_an_icon(client_as_alice, monkeypatch):
     # given an action registered without an icon file (what a new action looks like at first)
     template = registry.get_action("Condition")
+    assert template is not None
     newcomer = ActionDefinition(
         id="Webhook Call", label="Webhook Call", group="Network", description="Call a URL.", icon="no-such-icon",
         egress="user-chosen", config_fields=(), output_fields=(), handler=template.handler,

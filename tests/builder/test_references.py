@@ -34,6 +34,12 @@ def chain(*ids):
     return [{"id": f"e{i}", "source": a, "target": b} for i, (a, b) in enumerate(zip(ids, ids[1:], strict=False))]
 
 
+def action(action_id):
+    definition = get_action(action_id)
+    assert definition is not None, action_id
+    return definition
+
+
 def sources_by_node(result):
     return {s["nodeId"]: s for s in result["sources"]}
 
@@ -74,16 +80,16 @@ def test_state_set_offers_key_version_created_and_expires_at():
 
     offered = fields_of(result, "set")
     assert offered[:4] == [("key", "string"), ("version", "integer"), ("created", "boolean"), ("expiresAt", "string")]
-    assert offered == [(f.name, f.type) for f in get_action("State Set").output_fields]
+    assert offered == [(f.name, f.type) for f in action("State Set").output_fields]
 
 
-@pytest.mark.parametrize("action", [a.id for a in all_actions()])
-def test_every_action_offers_exactly_its_registry_output_fields(action):
-    nodes = [trigger(), node("upstream", action), node("after", "Condition", condition="true")]
+@pytest.mark.parametrize("action_id", [a.id for a in all_actions()])
+def test_every_action_offers_exactly_its_registry_output_fields(action_id):
+    nodes = [trigger(), node("upstream", action_id), node("after", "Condition", condition="true")]
 
     result = reference_options(nodes, chain("trigger", "upstream", "after"), "after")
 
-    definition = get_action(action)
+    definition = action(action_id)
     assert fields_of(result, "upstream") == [(f.name, f.type) for f in definition.output_fields]
     assert all(f["token"] == f"<<@upstream:{definition.label}.{f['field']}>>"
                for f in sources_by_node(result)["upstream"]["fields"])
