@@ -167,7 +167,6 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
 
     @extend_schema(
         summary="Import an exported workflow as a new workflow (validated like every save)",
-        parameters=[],
         request=s.WorkflowImportInput,
         responses={201: s.WorkflowOutput, **errors(400, 401, 403, bad_request=WorkflowBadRequest, with_body=True)},
     )
@@ -180,7 +179,6 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
 
     @extend_schema(
         summary="Validate a graph without saving it",
-        parameters=[],
         request=s.GraphInput,
         responses={200: s.ValidationReportOutput, **errors(400, 401, 403, with_body=True)},
     )
