@@ -8,7 +8,6 @@ never accepts what Validate would refuse, nor refuses what it accepts.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -29,16 +28,6 @@ class FieldProblem(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
-
-
-class SampleInputInvalid(CodedError):
-    code = "INVALID_SAMPLE_INPUT"
-
-
-def _require_object(value: Any) -> Any:
-    if not isinstance(value, dict):
-        raise SampleInputInvalid('The sample input must be a JSON object, for example {"block": 100}.')
-    return value
 
 
 @dataclass(frozen=True)
@@ -82,13 +71,8 @@ def spec_for_trigger(trigger_id: str) -> FormSpec | None:
     trigger = TRIGGERS.get(trigger_id)
     if trigger is None:
         return None
-    fields = [_trigger_type_field()]
-    for config_field in trigger.config_fields:
-        if config_field.name == "sampleInput":
-            # The run input is an object, so its sample must be one for the @ list to offer fields.
-            config_field = dataclasses.replace(config_field, check=_require_object)
-        fields.append(config_field)
-    return FormSpec("trigger", trigger.id, trigger.label, trigger.description, trigger.icon, tuple(fields))
+    fields = (_trigger_type_field(), *trigger.config_fields)
+    return FormSpec("trigger", trigger.id, trigger.label, trigger.description, trigger.icon, fields)
 
 
 def _widget(config_field: ConfigField) -> forms.Widget:

@@ -6,6 +6,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from keeperstate.engine.references import NODE_ID_RE
 from keeperstate.errors import CodedError
 
 
@@ -36,8 +37,12 @@ class Graph:
         by_id: dict[str, dict[str, Any]] = {}
         for i, node in enumerate(nodes):
             node_id = node.get("id") if isinstance(node, dict) else None
-            if not isinstance(node_id, str) or not node_id or ":" in node_id:
-                raise GraphInvalid(f"Node #{i + 1} needs a text id without ':'.", details={"index": i})
+            if not isinstance(node_id, str) or not NODE_ID_RE.fullmatch(node_id):
+                raise GraphInvalid(
+                    f"Node #{i + 1} needs a text id without spaces, ':', '<' or '>' (e.g. state-get-1), "
+                    "so references can name it.",
+                    details={"index": i},
+                )
             if node_id in by_id:
                 raise GraphInvalid(
                     f"Two nodes share the id '{node_id}'; ids must be unique.", details={"nodeId": node_id}

@@ -18,7 +18,8 @@ from typing import Any
 from keeperstate.errors import CodedError
 from keeperstate.state.values import coerce_editor_text
 
-TOKEN_RE = re.compile(r"<<@(?P<node>[^:<>\s]+):(?P<rest>.*?)>>")
+NODE_ID_RE = re.compile(r"[^:<>\s]+")
+TOKEN_RE = re.compile(r"<<@(?P<node>" + NODE_ID_RE.pattern + r"):(?P<rest>.*?)>>")
 _SEGMENT_RE = re.compile(r"^(?P<name>[^\[\]]+)(?P<indexes>(?:\[\d+\])*)$")
 _INDEX_RE = re.compile(r"\[(\d+)\]")
 

@@ -135,6 +135,12 @@ class TriggerDefinition:
 
 _ACTIONS: dict[str, ActionDefinition] = {}
 
+def _sample_input_object(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigInvalid('The sample input must be a JSON object, e.g. {"block": 100}.', field="sampleInput")
+    return value
+
+
 _SAMPLE_INPUT = ConfigField(
     name="sampleInput",
     label="Sample input",
@@ -142,6 +148,7 @@ _SAMPLE_INPUT = ConfigField(
     accepts_references=False,
     help='An example of the run input as a JSON object, e.g. {"block": 100}. Its fields are offered '
     "by the @ autocomplete of later nodes.",
+    check=_sample_input_object,
 )
 
 TRIGGERS: dict[str, TriggerDefinition] = {

@@ -70,6 +70,10 @@ def validate_graph(nodes: Any, edges: Any) -> ValidationReport:
 
     reachable = set(_reachable(graph, triggers[0])) if len(triggers) == 1 else set(graph.nodes)
     for node_id in graph.nodes:
+        if ">>" in graph.label(node_id) or "<<" in graph.label(node_id):
+            report.error(
+                node_id, "label", "INVALID_LABEL", "A node label cannot contain '<<' or '>>' (they delimit references)."
+            )
         if node_id in triggers:
             _check_trigger(graph, node_id, report)
             continue
@@ -105,9 +109,11 @@ def _check_trigger(graph: Graph, node_id: str, report: ValidationReport) -> None
             "UNKNOWN_TRIGGER",
             f"Unknown trigger type '{trigger_type}'. Use one of: {', '.join(TRIGGERS)}.",
         )
-    sample = graph.config(node_id).get("sampleInput")
-    if sample is not None and not isinstance(sample, dict):
-        report.error(node_id, "sampleInput", "INVALID_SAMPLE_INPUT", "The sample input must be a JSON object.")
+    definition = TRIGGERS.get(trigger_type)
+    for config_field in definition.config_fields if definition else ():
+        raw = graph.config(node_id).get(config_field.name)
+        if raw is not None and (problem := field_problem(config_field, raw)) is not None:
+            report.error(node_id, config_field.name, *problem)
 
 
 def _check_config(graph: Graph, node_id: str, definition: ActionDefinition, report: ValidationReport) -> None:
@@ -149,6 +155,11 @@ def field_problem(config_field: ConfigField, raw: Any) -> tuple[str, str] | None
                 f"{config_field.label} takes a whole number or exactly one @ reference, nothing around it.",
             )
         return None
+    if config_field.kind == "select" and raw not in config_field.choices:
+        return (
+            "INVALID_CHOICE",
+            f"{config_field.label} must be one of: {', '.join(config_field.choices)}.",
+        )
     if config_field.kind == "expression":
         try:
             check_syntax(TOKEN_RE.sub(" __ref ", text or ""))

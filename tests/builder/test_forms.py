@@ -218,7 +218,7 @@ def test_trigger_form_turns_the_sample_input_into_an_object(client_as_alice):
     not_json = post_json(client_as_alice, url, {"sampleInput": "{block: 100}"})
 
     assert good.json() == {"valid": True, "config": {"triggerType": "Manual", "sampleInput": {"block": 100}}}
-    assert not_object.json()["errors"]["sampleInput"][0]["code"] == "INVALID_SAMPLE_INPUT"
+    assert not_object.json()["errors"]["sampleInput"][0]["code"] == "CONFIG_INVALID"
     assert not_json.json()["errors"]["sampleInput"][0]["code"] == "INVALID_JSON"
 
 

@@ -1,0 +1,157 @@
+"""validate_graph: what the editor's Validate, the API and every save report."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from keeperstate.demo import block_monitor_graph
+from keeperstate.engine.validation import validate_graph
+
+
+@pytest.fixture
+def monitor():
+    return copy.deepcopy(block_monitor_graph())
+
+
+def node(nodes, node_id):
+    return next(n for n in nodes if n["id"] == node_id)
+
+
+def codes(report, kind="errors"):
+    return [(f["nodeId"], f["field"], f["code"]) for f in report.as_dict()[kind]]
+
+
+def test_the_monitor_is_valid(monitor):
+    report = validate_graph(*monitor)
+
+    assert report.as_dict() == {"valid": True, "errors": [], "warnings": []}
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "code"),
+    [
+        ("ttl", "12abc", "STATE_INVALID_TTL"),
+        ("ttl", "-1", "STATE_INVALID_TTL"),
+        ("ttl", "1.5", "STATE_INVALID_TTL"),
+        ("expectedVersion", "<<@state-get-1:State Get.version>><<@state-get-1:State Get.version>>", "INVALID_NUMBER"),
+        ("expectedVersion", "v<<@state-get-1:State Get.version>>", "INVALID_NUMBER"),
+        ("value", "null", "STATE_INVALID_VALUE"),
+        ("key", "a\nb", "STATE_INVALID_KEY"),
+        ("onConflict", "retry", "INVALID_CHOICE"),
+    ],
+)
+def test_field_problems_are_reported_at_node_and_field(monitor, field, value, code):
+    node(monitor[0], "state-set-1")["data"]["config"][field] = value
+
+    report = validate_graph(*monitor)
+
+    assert ("state-set-1", field, code) in codes(report)
+    assert not report.valid
+
+
+def test_a_single_reference_in_a_numeric_field_is_fine(monitor):
+    node(monitor[0], "state-set-1")["data"]["config"]["ttl"] = " <<@trigger:Trigger.block>> "
+
+    assert validate_graph(*monitor).valid
+
+
+def test_required_field_missing(monitor):
+    node(monitor[0], "state-get-1")["data"]["config"]["key"] = "  "
+
+    assert ("state-get-1", "key", "REQUIRED") in codes(validate_graph(*monitor))
+
+
+def test_reference_to_a_missing_node_and_to_a_downstream_node(monitor):
+    config = node(monitor[0], "state-get-1")["data"]["config"]
+    config["key"] = "<<@gone:Gone.x>>-<<@state-set-1:State Set.version>>"
+
+    found = codes(validate_graph(*monitor))
+
+    assert ("state-get-1", "key", "REFERENCE_MISSING_NODE") in found
+    assert ("state-get-1", "key", "REFERENCE_NOT_UPSTREAM") in found
+
+
+def test_reference_to_an_unknown_output_field_is_a_warning(monitor):
+    node(monitor[0], "state-set-1")["data"]["config"]["value"] = "<<@state-get-1:State Get.data>>"
+
+    report = validate_graph(*monitor)
+
+    assert report.valid
+    assert ("state-set-1", "value", "REFERENCE_UNKNOWN_FIELD") in codes(report, "warnings")
+
+
+def test_unknown_action_and_bad_condition(monitor):
+    node(monitor[0], "state-get-1")["data"]["config"]["actionType"] = "Teleport"
+    node(monitor[0], "condition-1")["data"]["config"]["condition"] = "__import__('os')"
+
+    found = codes(validate_graph(*monitor))
+
+    assert ("state-get-1", "actionType", "UNKNOWN_ACTION") in found
+    assert ("condition-1", "condition", "CONDITION_INVALID") in found
+
+
+def test_condition_edges_need_a_branch_but_state_set_edges_default_to_success(monitor):
+    nodes, edges = monitor
+    del edges[2]["sourceHandle"]
+    nodes.append({"id": "after", "type": "action", "data": {"label": "After", "config": {"actionType": "State Get",
+                                                                                        "key": "k"}}})
+    edges.append({"id": "e4", "source": "state-set-1", "target": "after"})
+
+    found = codes(validate_graph(nodes, edges))
+
+    assert found == [("condition-1", None, "INVALID_HANDLE")]
+
+
+@pytest.mark.parametrize("triggers", [0, 2])
+def test_exactly_one_trigger(monitor, triggers):
+    nodes, edges = monitor
+    if triggers == 0:
+        nodes[0]["type"] = "action"
+    else:
+        nodes.append({"id": "t2", "type": "trigger", "data": {"label": "T2", "config": {"triggerType": "Manual"}}})
+
+    assert (None, None, "TRIGGER_COUNT") in codes(validate_graph(nodes, edges))
+
+
+def test_a_cycle_is_an_error(monitor):
+    nodes, edges = monitor
+    edges.append({"id": "back", "source": "state-set-1", "target": "state-get-1"})
+
+    assert [c for _n, _f, c in codes(validate_graph(nodes, edges))] == ["CYCLE"]
+
+
+def test_unreachable_node_is_a_warning(monitor):
+    nodes, edges = monitor
+    nodes.append({"id": "island", "type": "action", "data": {"label": "Island", "config": {"actionType": "State Get",
+                                                                                         "key": "k"}}})
+
+    assert ("island", None, "UNREACHABLE") in codes(validate_graph(nodes, edges), "warnings")
+
+
+@pytest.mark.parametrize("bad_id", ["state get 1", "a:b", "x<y", ""])
+def test_node_ids_must_be_nameable_by_references(monitor, bad_id):
+    nodes, edges = monitor
+    nodes.append({"id": bad_id, "type": "action", "data": {"label": "X", "config": {"actionType": "State Get"}}})
+
+    assert [c for _n, _f, c in codes(validate_graph(nodes, edges))] == ["WORKFLOW_INVALID"]
+
+
+def test_labels_cannot_contain_reference_delimiters(monitor):
+    node(monitor[0], "state-get-1")["data"]["label"] = "Get >> cursor"
+
+    assert ("state-get-1", "label", "INVALID_LABEL") in codes(validate_graph(*monitor))
+
+
+def test_sample_input_must_be_an_object(monitor):
+    monitor[0][0]["data"]["config"]["sampleInput"] = [1, 2]
+
+    assert ("trigger", "sampleInput", "CONFIG_INVALID") in codes(validate_graph(*monitor))
+
+
+@pytest.mark.parametrize("shape", [({}, []), ([], {}), (["x"], []), ([{"id": "a"}], [{"source": "a"}])])
+def test_shapeless_input_is_one_clear_error(shape):
+    report = validate_graph(*shape)
+
+    assert [f["code"] for f in report.as_dict()["errors"]] == ["WORKFLOW_INVALID"]
