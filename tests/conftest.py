@@ -44,3 +44,21 @@ def scope(workflow):
     from keeperstate.state.store import StateScope
 
     return StateScope(organization_id=workflow.organization_id, workflow_id=workflow.id)
+
+
+@pytest.fixture
+def monitor(org, user):
+    """The reference block monitor (keeperstate.demo), saved in alice's organization."""
+    from keeperstate.demo import block_monitor_graph
+
+    nodes, edges = block_monitor_graph()
+    return make_workflow(org, name="Block monitor", user=user, nodes=nodes, edges=edges)
+
+
+@pytest.fixture
+def foreign_workflow(other_org):
+    """A workflow of another organization (globex), which alice must not see."""
+    from keeperstate.demo import block_monitor_graph
+
+    nodes, edges = block_monitor_graph()
+    return make_workflow(other_org, name="Globex monitor", user=make_user("bob", other_org), nodes=nodes, edges=edges)

@@ -4,18 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from keeperstate.demo import block_monitor_graph
 from keeperstate.engine.runner import run_workflow
 from keeperstate.models import WorkflowState
 from tests.factories import make_workflow
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def monitor(org, user):
-    nodes, edges = block_monitor_graph()
-    return make_workflow(org, name="Block monitor", user=user, nodes=nodes, edges=edges)
 
 
 def test_monitor_first_run_creates_the_cursor(monitor):
