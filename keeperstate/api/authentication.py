@@ -23,7 +23,7 @@ class TokenAuthentication(authentication.TokenAuthentication):
         return super().authenticate_credentials(key)
 
 
-def api_authentication_classes() -> list[type[authentication.BaseAuthentication]]:
+def api_authentication_classes() -> list[Any]:
     """REST_FRAMEWORK's DEFAULT_AUTHENTICATION_CLASSES, with DRF's token class replaced by ours."""
     return [
         TokenAuthentication if cls is authentication.TokenAuthentication else cls

@@ -11,6 +11,7 @@ from __future__ import annotations
 import codecs
 import json
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
@@ -23,7 +24,7 @@ MAX_DEPTH = 64  # configs are shallow; deeper documents are mistakes or attacks 
 
 
 class JSONParser(parsers.JSONParser):
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict | None = None) -> Any:
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Mapping[str, Any] | None = None) -> Any:
         encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
         # DRF streams the body past Django's DATA_UPLOAD_MAX_MEMORY_SIZE check; apply it here.
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE

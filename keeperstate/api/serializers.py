@@ -7,7 +7,7 @@ describe exactly what a response holds, for clients and for the OpenAPI schema.
 
 from __future__ import annotations
 
-from typing import Any, get_args
+from typing import Any, cast, get_args
 
 from django.db.models import Q
 from rest_framework import serializers
@@ -19,12 +19,16 @@ from keeperstate.models import Organization, Workflow, WorkflowExecution
 
 MAX_ID_DIGITS = 18  # a longer number cannot be a bigint id; it can still be a slug
 
+# SHADOWING: some output keys (data, errors, label, required) are also attribute names of
+# Serializer or Field. DRF's metaclass takes declared fields off the class, so at run time they
+# shadow nothing; only the type checker needs telling.
+
 
 # Workflows ------------------------------------------------------------------------------------
 
 
 class WorkflowSummaryOutput(serializers.ModelSerializer):
-    organization = serializers.SlugRelatedField(
+    organization: serializers.SlugRelatedField[Organization] = serializers.SlugRelatedField(
         slug_field="slug", read_only=True, help_text="The slug of the workflow's organization."
     )
     createdBy = serializers.CharField(source="created_by.username", read_only=True, allow_null=True, default=None)
@@ -149,7 +153,7 @@ class FindingOutput(serializers.Serializer):
 
 class ValidationReportOutput(serializers.Serializer):
     valid = serializers.BooleanField()
-    errors = FindingOutput(many=True)
+    errors = FindingOutput(many=True)  # type: ignore[assignment]  # see SHADOWING
     warnings = FindingOutput(many=True)
 
 
@@ -160,7 +164,9 @@ class NodeResultOutput(serializers.Serializer):
     """One node's result: success with data, a failure with code and error, or skipped."""
 
     success = serializers.BooleanField(required=False)
-    data = serializers.JSONField(required=False, help_text="The action's output fields (on success).")
+    data = serializers.JSONField(  # type: ignore[assignment]  # see SHADOWING
+        required=False, help_text="The action's output fields (on success)."
+    )
     code = serializers.CharField(required=False, help_text="Stable error code, e.g. STATE_VERSION_CONFLICT.")
     error = serializers.CharField(required=False, help_text="What went wrong and what to do.")
     details = serializers.JSONField(required=False, help_text="Structured data of the failure.")
@@ -194,7 +200,8 @@ class NodeExecuteInput(serializers.Serializer):
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self.fields["actionType"].choices = [action.id for action in all_actions()]
+        action_type = cast(serializers.ChoiceField, self.fields["actionType"])
+        action_type.choices = [action.id for action in all_actions()]
 
 
 # Action catalogue -----------------------------------------------------------------------------
@@ -202,9 +209,9 @@ class NodeExecuteInput(serializers.Serializer):
 
 class ConfigFieldOutput(serializers.Serializer):
     name = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # see SHADOWING
     kind = serializers.ChoiceField(choices=get_args(FieldKind))
-    required = serializers.BooleanField()
+    required = serializers.BooleanField()  # type: ignore[assignment]  # see SHADOWING
     acceptsReferences = serializers.BooleanField()
     help = serializers.CharField()
     advanced = serializers.BooleanField()
@@ -221,7 +228,7 @@ class OutputFieldOutput(serializers.Serializer):
 
 class ActionOutput(serializers.Serializer):
     id = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # see SHADOWING
     group = serializers.CharField()
     description = serializers.CharField()
     icon = serializers.CharField()
@@ -243,7 +250,7 @@ class ActionOutput(serializers.Serializer):
 
 class TriggerOutput(serializers.Serializer):
     id = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # see SHADOWING
     description = serializers.CharField()
     icon = serializers.CharField()
     configFields = ConfigFieldOutput(many=True)

@@ -50,13 +50,13 @@ DIRECT_TRIGGER_ID = "trigger"
 DIRECT_TRIGGER_LABEL = "Trigger"
 
 
-class JSONOnly:
+class JSONOnly(APIView):
     # JSON in, JSON out (DESIGN.md §9); no docstring here: drf-spectacular would show it.
 
     authentication_classes = api_authentication_classes()
     parser_classes = [JSONParser]
     renderer_classes = [JSONRenderer]
-    metadata_class = ApiMetadata
+    metadata_class = ApiMetadata  # type: ignore[assignment]  # the stubs type it as an instance
 
 
 def validated(serializer_class: type[Serializer], request: Request, **kwargs: Any) -> dict[str, Any]:
@@ -224,7 +224,7 @@ class ExecutionViewSet(JSONOnly, viewsets.GenericViewSet):
 
 
 @extend_schema(tags=["actions"])
-class NodeExecuteView(JSONOnly, APIView):
+class NodeExecuteView(JSONOnly):
     """Direct node execution, with no workflow and so no state."""
 
     @extend_schema(
@@ -248,7 +248,7 @@ class NodeExecuteView(JSONOnly, APIView):
 
 
 @extend_schema(tags=["actions"])
-class ActionCatalogueView(JSONOnly, APIView):
+class ActionCatalogueView(JSONOnly):
     """What a node can do: every registered action and trigger kind."""
 
     @extend_schema(
