@@ -6,9 +6,8 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from keeperstate.demo import block_monitor_graph
 from keeperstate.engine.runner import run_workflow
-from tests.factories import make_user, make_workflow
+from tests.factories import make_user
 
 
 @pytest.fixture(autouse=True)
@@ -53,20 +52,12 @@ def owner_user(org):
 
 
 @pytest.fixture
-def monitor(org, user):
-    nodes, edges = block_monitor_graph()
-    return make_workflow(org, name="Block monitor", user=user, nodes=nodes, edges=edges)
+def foreign_user(foreign_workflow):
+    """bob of globex, who created the foreign workflow."""
+    return foreign_workflow.created_by
 
 
 @pytest.fixture
-def foreign_user(other_org):
-    return make_user("bob", other_org)
-
-
-@pytest.fixture
-def foreign_workflow(other_org, foreign_user):
-    """A monitor of globex that has run once, so it has an execution and a cursor in state."""
-    nodes, edges = block_monitor_graph()
-    workflow = make_workflow(other_org, name="Globex monitor", user=foreign_user, nodes=nodes, edges=edges)
-    run_workflow(workflow, {"block": 7})
-    return workflow
+def foreign_run(foreign_workflow):
+    """The foreign workflow after one run: it has an execution and a cursor in state."""
+    return run_workflow(foreign_workflow, {"block": 7})

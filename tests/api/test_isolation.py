@@ -14,7 +14,7 @@ import pytest
 from keeperstate.models import Workflow, WorkflowExecution, WorkflowState
 from tests.api.conftest import token_client
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("foreign_run")]
 
 WORKFLOW_ENDPOINTS = [
     ("get", "/api/workflows/{id}/", None),
@@ -63,10 +63,8 @@ def test_a_foreign_id_answers_exactly_like_an_unknown_one(api, foreign_workflow,
     assert (foreign.status_code, foreign.json()) == (unknown.status_code, unknown.json())
 
 
-def test_another_organizations_execution_is_404(api, foreign_workflow):
-    execution = foreign_workflow.executions.get()
-
-    response = api.get(f"/api/executions/{execution.id}/")
+def test_another_organizations_execution_is_404(api, foreign_run):
+    response = api.get(f"/api/executions/{foreign_run.id}/")
 
     assert response.status_code == 404
     assert response.json() == {"code": "NOT_FOUND", "detail": "No such execution."}
