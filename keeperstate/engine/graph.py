@@ -43,6 +43,8 @@ class Graph:
                     "so references can name it.",
                     details={"index": i},
                 )
+            if not isinstance(node.get("data", {}), dict):
+                raise GraphInvalid(f"Node '{node_id}' has data that is not an object.", details={"nodeId": node_id})
             if node_id in by_id:
                 raise GraphInvalid(
                     f"Two nodes share the id '{node_id}'; ids must be unique.", details={"nodeId": node_id}
@@ -91,7 +93,8 @@ class Graph:
 
     def label(self, node_id: str) -> str:
         data = self.nodes[node_id].get("data") or {}
-        return str(data.get("label") or node_id)
+        label = data.get("label")
+        return label if isinstance(label, str) and label else node_id
 
     def labels(self) -> dict[str, str]:
         return {nid: self.label(nid) for nid in self.nodes}

@@ -102,14 +102,14 @@ def _reachable(graph: Graph, start: str) -> list[str]:
 
 def _check_trigger(graph: Graph, node_id: str, report: ValidationReport) -> None:
     trigger_type = graph.config(node_id).get("triggerType", "Manual")
-    if trigger_type not in TRIGGERS:
+    if not isinstance(trigger_type, str) or trigger_type not in TRIGGERS:
         report.error(
             node_id,
             "triggerType",
             "UNKNOWN_TRIGGER",
             f"Unknown trigger type '{trigger_type}'. Use one of: {', '.join(TRIGGERS)}.",
         )
-    definition = TRIGGERS.get(trigger_type)
+    definition = TRIGGERS.get(trigger_type) if isinstance(trigger_type, str) else None
     for config_field in definition.config_fields if definition else ():
         raw = graph.config(node_id).get(config_field.name)
         if raw is not None and (problem := field_problem(config_field, raw)) is not None:

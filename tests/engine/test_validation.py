@@ -155,3 +155,17 @@ def test_shapeless_input_is_one_clear_error(shape):
     report = validate_graph(*shape)
 
     assert [f["code"] for f in report.as_dict()["errors"]] == ["WORKFLOW_INVALID"]
+
+
+@pytest.mark.parametrize("data", [[1], "x", 3])
+def test_node_data_that_is_not_an_object_is_one_clear_error(monitor, data):
+    monitor[0][1]["data"] = data
+
+    assert [c for _n, _f, c in codes(validate_graph(*monitor))] == ["WORKFLOW_INVALID"]
+
+
+@pytest.mark.parametrize("trigger_type", [["Manual"], {"a": 1}, 5, "Cron"])
+def test_trigger_type_must_be_a_known_name(monitor, trigger_type):
+    monitor[0][0]["data"]["config"]["triggerType"] = trigger_type
+
+    assert ("trigger", "triggerType", "UNKNOWN_TRIGGER") in codes(validate_graph(*monitor))
