@@ -6,11 +6,14 @@ import pytest
 
 pytestmark = pytest.mark.django_db
 
+# Long enough to pass Django's own session-key length check, so it would reach the database.
+NUL_SESSION = "sessionid=abcdefghij\x00klmnopqrstuvwxyz"
 
-@pytest.mark.parametrize("path", ["/builder/", "/admin/", "/api/workflows/"])
-def test_a_nul_in_the_session_cookie_reads_as_logged_out(client, path):
-    client.cookies["sessionid"] = "abc\x00def"
 
-    response = client.get(path)
+@pytest.mark.parametrize(("path", "expected"), [("/builder/", 302), ("/admin/", 302), ("/api/workflows/", 401)])
+def test_a_nul_in_the_session_cookie_reads_as_logged_out(client, path, expected):
+    client.raise_request_exception = False
 
-    assert response.status_code in (302, 401, 403)
+    response = client.get(path, HTTP_COOKIE=NUL_SESSION)
+
+    assert response.status_code == expected
