@@ -42,13 +42,23 @@ def not_authenticated() -> JsonResponse:
 def json_endpoint(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     """A POST-only JSON endpoint for logged-in users: coded errors become 400 JSON, an unknown
     or foreign workflow a 404 JSON. CSRF stays enforced by the middleware."""
+    return _json_view(view, "POST")
 
+
+def json_read_endpoint(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Like json_endpoint, for a GET that reads and never writes."""
+    return _json_view(view, "GET")
+
+
+def _json_view(view: Callable[..., HttpResponse], method: str) -> Callable[..., HttpResponse]:
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not request.user.is_authenticated:
             return not_authenticated()
-        if request.method != "POST":
-            return json_error("METHOD_NOT_ALLOWED", "Use POST.", status=405)
+        if request.method != method:
+            response = json_error("METHOD_NOT_ALLOWED", f"Use {method}.", status=405)
+            response["Allow"] = method
+            return response
         try:
             return view(request, *args, **kwargs)
         except CodedError as exc:

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from builder import endpoints, views
+from builder import endpoints, state_panel, views
 
 app_name = "builder"
 urlpatterns = [
@@ -15,4 +15,5 @@ urlpatterns = [
     path("workflows/<uuid:workflow_id>/save/", endpoints.save, name="save"),
     path("workflows/<uuid:workflow_id>/validate/", endpoints.validate, name="validate"),
     path("workflows/<uuid:workflow_id>/run/", endpoints.run, name="run"),
+    path("workflows/<uuid:workflow_id>/state/", state_panel.workflow_state, name="state"),
 ]
