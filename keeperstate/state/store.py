@@ -122,11 +122,7 @@ DELETE_CAS_SQL = DELETE_SQL.replace("RETURNING", "AND version = %(expected)s RET
 # The locked path. Locking the organization row serialises the writers that may grow its usage;
 # FOR NO KEY UPDATE blocks no reader and no foreign-key check.
 LOCK_ORG_SQL = "SELECT 1 FROM organization WHERE id = %(org)s FOR NO KEY UPDATE"
-LOCK_ROW_SQL = f"""
-SELECT value, version, {_LIVE} FROM workflow_state w
- WHERE {_KEY} AND EXISTS (SELECT 1 FROM workflow WHERE id = w.workflow_id)
-   FOR UPDATE
-"""
+LOCK_ROW_SQL = f"SELECT value, version, {_LIVE} FROM workflow_state WHERE {_KEY} FOR UPDATE"
 WORKFLOW_EXISTS_SQL = "SELECT 1 FROM workflow WHERE id = %(wf)s AND organization_id = %(org)s"
 # A statement of its own, after the locks, so its snapshot sees every earlier lock holder's write.
 USAGE_SQL = f"""
@@ -234,7 +230,6 @@ def state_increment(*, scope: StateScope, key: Any, by: Any = 1, ttl: Any = None
                 )
             return result
 
-        params["value"] = encode_value(step)  # re-encoded by _locked_write once decided
         return _locked_write(params, decide)
 
 
