@@ -85,3 +85,18 @@ def result_row(page: Page, node_id: str) -> Locator:
 def has_class(css_class: str) -> re.Pattern:
     """Matches a class attribute that holds css_class."""
     return re.compile(rf"(^|\s){re.escape(css_class)}(\s|$)")
+
+
+def show_results(page: Page) -> None:
+    page.locator("#tab-results").click()
+    expect(page.locator("#results-pane")).to_be_visible()
+
+
+def show_state(page: Page) -> None:
+    page.locator("#tab-state").click()
+    expect(page.locator("#state-panel")).to_be_visible()
+
+
+def state_row(page: Page, key: str) -> Locator:
+    """A live key's row in the State panel (a <details>: its summary expands the history)."""
+    return page.locator(f'#state-entries .state-entry[data-state-key="{key}"]')

@@ -7,6 +7,7 @@ import { isTrigger, nextEdgeId, nextLabel, nextNodeId, nodeConfig, nodeLabel, re
 import { postJSON } from "./http.js";
 import { Inspector } from "./inspector.js";
 import { RunPanel } from "./runpanel.js";
+import { StatePanel } from "./state-panel.js";
 
 const NODE_GAP_Y = 150;
 const NODE_GAP_X = 260;
@@ -19,6 +20,7 @@ class Editor {
       save: root.dataset.saveUrl,
       validate: root.dataset.validateUrl,
       run: root.dataset.runUrl,
+      state: root.dataset.stateUrl,
       references: root.dataset.referencesUrl,
       login: root.dataset.loginUrl,
     };
@@ -42,10 +44,12 @@ class Editor {
     this.canvas = new Canvas(this);
     this.inspector = new Inspector(this);
     this.runPanel = new RunPanel(this);
+    this.statePanel = new StatePanel(this);
     this.bind();
     this.canvas.render();
     this.inspector.show();
     this.suggestRunInput();
+    this.statePanel.refresh();
     document.body.dataset.editorReady = "true";
   }
 
@@ -401,6 +405,7 @@ class Editor {
     }
     this.state.run = data.execution;
     this.canvas.render();
+    this.statePanel.refresh(); // a run may have written state, even a failed one
     this.setStatus(data.execution.status === "success" ? "Run succeeded." : "Run failed: see the results.", data.execution.status === "success" ? "ok" : "error");
     return data.execution;
   }

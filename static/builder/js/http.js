@@ -36,6 +36,17 @@ export async function postJSON(url, body) {
   return { ok: response.ok, status: response.status, data: await readJSON(response) };
 }
 
+// GET JSON; resolves to {ok, status, data} and never throws on an HTTP error.
+export async function getJSON(url) {
+  let response;
+  try {
+    response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
+  } catch {
+    return { ok: false, status: 0, data: { code: "NETWORK", detail: "The server cannot be reached. Check your connection." } };
+  }
+  return { ok: response.ok, status: response.status, data: await readJSON(response) };
+}
+
 // POST a form (urlencoded) asking for JSON back.
 export async function postForm(url, form) {
   let response;

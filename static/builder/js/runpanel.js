@@ -1,4 +1,5 @@
-// The Run panel: the run input JSON, and each node's result of the last run.
+// The Run panel: the run input JSON, and each node's result of the last run; its output area
+// has two tabs, the run results and the (read-only) State panel.
 
 import { nodeLabel } from "./graph.js";
 
@@ -24,6 +25,26 @@ export class RunPanel {
       const row = e.target.closest("[data-node-id]");
       if (row && this.editor.node(row.dataset.nodeId)) this.editor.selectNode(row.dataset.nodeId);
     });
+    this.tabs = [...document.querySelectorAll(".output-tab")];
+    for (const tab of this.tabs) {
+      tab.addEventListener("click", () => this.showTab(tab));
+      tab.addEventListener("keydown", (e) => {
+        if (e.key !== "ArrowLeft" && e.key !== "ArrowRight") return;
+        const next = this.tabs[(this.tabs.indexOf(tab) + (e.key === "ArrowRight" ? 1 : this.tabs.length - 1)) % this.tabs.length];
+        this.showTab(next);
+        next.focus();
+      });
+    }
+  }
+
+  showTab(tab) {
+    for (const t of this.tabs) {
+      const on = t === tab;
+      t.setAttribute("aria-selected", on ? "true" : "false");
+      t.tabIndex = on ? 0 : -1;
+      document.getElementById(t.getAttribute("aria-controls")).hidden = !on;
+    }
+    if (tab.id === "tab-state") this.editor.statePanel.refresh();
   }
 
   // Pre-fill the input with the trigger's sample input while the user has not typed one.
