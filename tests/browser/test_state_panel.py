@@ -133,6 +133,10 @@ def test_a_lost_compare_and_set_follows_the_conflict_branch(author_page, org, us
     expect(lock_result).to_contain_text('"currentVersion": 1')
     expect(result_row(page, "state-set-2")).to_contain_text("succeeded")
     expect(card(page, "state-set-2")).to_contain_text("✓ ran")
+    lock_box, lost_box = card(page, "state-set-1").bounding_box(), card(page, "state-set-2").bounding_box()
+    assert lock_box is not None
+    assert lost_box is not None
+    assert lost_box["y"] > lock_box["y"] + lock_box["height"]  # placed below the taller card, not over it
 
     show_state(page)
     expect(state_row(page, "lost").locator(".state-value")).to_have_text("1")

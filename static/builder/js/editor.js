@@ -182,13 +182,19 @@ class Editor {
     return pos;
   }
 
+  // Where a node placed under this one goes: a card with a long summary is taller than the gap.
+  belowOf(node) {
+    const height = this.canvas.cards.get(node.id)?.offsetHeight || 0;
+    return (node.position?.y ?? 0) + Math.max(NODE_GAP_Y, height + 40);
+  }
+
   addAction(actionId) {
     const def = this.catalogue.actions[actionId];
     if (!def) return;
     const nodes = this.state.nodes;
     const after = this.node(this.selectedNodeId());
-    const lowest = nodes.reduce((y, n) => Math.max(y, n.position?.y ?? 0), -NODE_GAP_Y);
-    const base = after ? { x: after.position?.x ?? 0, y: (after.position?.y ?? 0) + NODE_GAP_Y } : { x: 0, y: lowest + NODE_GAP_Y };
+    const lowest = nodes.reduce((y, n) => Math.max(y, this.belowOf(n)), 0);
+    const base = after ? { x: after.position?.x ?? 0, y: this.belowOf(after) } : { x: 0, y: lowest };
     const node = {
       id: nextNodeId(nodes, def.id),
       type: "action",
