@@ -57,11 +57,12 @@ TOMBSTONE_SQL = """
 """
 
 
-# Who made a change, when no execution did: the store, admin and sweeper SET LOCAL
-# keeperstate.actor; a raw SQL writer leaves it empty. Events for a workflow that is being
-# deleted are not written (the workflow's history goes with it). An UPDATE that leaves the
-# version alone (a workflow moved to another organization, an execution deleted) is not a change
-# of the key.
+# Who made a change: an insert or update names the execution on the row; a delete has no new
+# row, so the store sets keeperstate.execution for the statement. Without an execution, the
+# store's admin and sweeper paths SET LOCAL keeperstate.actor; a raw SQL writer leaves both empty.
+# Events for a workflow that is being deleted are not written (the workflow's history goes with
+# it). An UPDATE that leaves the version alone (a workflow moved to another organization, an
+# execution deleted) is not a change of the key.
 HISTORY_SQL = """
     IF NOT EXISTS (SELECT 1 FROM workflow w WHERE w.id = COALESCE(NEW.workflow_id, OLD.workflow_id)) THEN
         RETURN NULL;
@@ -79,7 +80,8 @@ HISTORY_SQL = """
         CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.value END,
         CASE WHEN TG_OP = 'INSERT' THEN NULL ELSE OLD.version END,
         CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.version END,
-        CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.updated_by_execution_id END,
+        CASE WHEN TG_OP = 'DELETE' THEN NULLIF(current_setting('keeperstate.execution', true), '')::uuid
+             ELSE NEW.updated_by_execution_id END,
         NULLIF(current_setting('keeperstate.actor', true), ''),
         clock_timestamp()
     );

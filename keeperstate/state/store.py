@@ -116,7 +116,14 @@ UPDATE workflow_state SET value = to_jsonb(value::text::numeric + %(by)s), {_SET
 RETURNING value, version, expires_at
 """
 
-DELETE_SQL = f"DELETE FROM workflow_state WHERE {_KEY} AND {_LIVE} RETURNING version"
+# Still one statement: the InitPlan names the deleting execution (transaction-local) before the
+# history trigger reads it at the end of the statement.
+DELETE_SQL = f"""
+WITH run AS MATERIALIZED (SELECT set_config('keeperstate.execution', coalesce(%(execution)s::text, ''), true) AS id)
+DELETE FROM workflow_state
+ WHERE {_KEY} AND {_LIVE} AND (SELECT id FROM run) IS NOT NULL
+RETURNING version
+"""
 DELETE_CAS_SQL = DELETE_SQL.replace("RETURNING", "AND version = %(expected)s RETURNING")
 
 # The locked path. Locking the organization row serialises the writers that may grow its usage;
@@ -351,7 +358,10 @@ def admin_update(*, state_id: int, value: Any, expires_at: datetime | None, acto
     encode_value(value)
     with _storage_errors("write"), transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(SET_ACTOR_SQL, [actor])
-        WorkflowState.objects.filter(pk=state_id).update(value=value, expires_at=expires_at)
+        # The row now holds the admin's value, not the last run's: the history names the admin.
+        WorkflowState.objects.filter(pk=state_id).update(
+            value=value, expires_at=expires_at, updated_by_execution=None
+        )
 
 
 def admin_delete(*, state_ids: list[int], actor: str) -> int:

@@ -214,11 +214,6 @@ def test_the_editor_page_links_the_panel(client_as_alice, monitor):
     assert ">Read-only<" in page
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="keeperstate: a delete's history event records no execution (the history trigger takes it from "
-    "NEW, which a DELETE lacks, and state_delete sets no actor), so a run's State Delete reads 'database (raw SQL)'",
-)
 def test_a_delete_made_by_a_run_names_that_run(client_as_alice, monitor):
     state_set(scope=scope_of(monitor), key="lock", value=True)
     monitor.nodes = [

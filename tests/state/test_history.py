@@ -153,3 +153,29 @@ def test_state_entries_and_history_selectors(scope, other_org):
     assert len(state_history(scope=scope)) == 5  # inserts of b, a, gone; the expiry update; the increment
     foreign = StateScope(organization_id=other_org.id, workflow_id=scope.workflow_id)
     assert state_history(scope=foreign) == []
+
+
+def test_a_delete_names_the_execution_that_made_it_and_only_for_that_statement(scope, workflow):
+    execution = WorkflowExecution.objects.create(workflow=workflow)
+    run_scope = StateScope(scope.organization_id, scope.workflow_id, execution.id)
+    state_set(scope=scope, key="a", value=1)
+    state_set(scope=scope, key="b", value=1)
+
+    state_delete(scope=run_scope, key="a")
+    state_delete(scope=scope, key="b")
+
+    by_run = WorkflowStateEvent.objects.get(key="a", operation="delete")
+    anonymous = WorkflowStateEvent.objects.get(key="b", operation="delete")
+    assert by_run.execution_id == execution.id
+    assert anonymous.execution_id is None
+
+
+def test_an_admin_repair_no_longer_credits_the_last_run(scope, workflow):
+    from keeperstate.models import WorkflowState
+
+    execution = WorkflowExecution.objects.create(workflow=workflow)
+    state_set(scope=StateScope(scope.organization_id, scope.workflow_id, execution.id), key="k", value=1)
+
+    admin_update(state_id=WorkflowState.objects.get().pk, value=2, expires_at=None, actor="admin:root")
+
+    assert WorkflowState.objects.get().updated_by_execution_id is None
