@@ -70,23 +70,3 @@ def author_page(page, user):
     """A browser page logged in as alice (member of acme)."""
     log_in(page, "alice", "pw-alice")
     return page
-
-
-@pytest.fixture
-def monitor(org, user):
-    """The reference block monitor (keeperstate.demo), saved in alice's organization."""
-    from keeperstate.demo import block_monitor_graph
-    from tests.factories import make_workflow
-
-    nodes, edges = block_monitor_graph()
-    return make_workflow(org, name="Block monitor", user=user, nodes=nodes, edges=edges)
-
-
-@pytest.fixture
-def foreign_workflow(other_org):
-    """A workflow of another organization (globex), which alice must not see."""
-    from keeperstate.demo import block_monitor_graph
-    from tests.factories import make_user, make_workflow
-
-    nodes, edges = block_monitor_graph()
-    return make_workflow(other_org, name="Globex monitor", user=make_user("bob", other_org), nodes=nodes, edges=edges)
