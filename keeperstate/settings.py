@@ -26,7 +26,16 @@ def _secret_key() -> str:
         return key
     path = ensure_data_dir() / "secret_key"
     if not path.exists():
-        path.write_text(secrets.token_urlsafe(50))
+        # Written aside and linked into place: processes starting together agree on one key and
+        # never read a half-written file.
+        draft = path.with_name(f"secret_key.{os.getpid()}")
+        draft.write_text(secrets.token_urlsafe(50))
+        try:
+            os.link(draft, path)
+        except FileExistsError:
+            pass
+        finally:
+            draft.unlink()
     return path.read_text().strip()
 
 

@@ -21,13 +21,15 @@ def manage(*args: str, data_dir: Path | str) -> subprocess.Popen:
 
 
 def test_several_processes_start_the_embedded_postgres_at_once(tmp_path):
-    processes = [manage("shell", "-c", PROBE, data_dir=tmp_path) for _ in range(3)]
+    processes = [manage("shell", "-c", PROBE, data_dir=tmp_path) for _ in range(4)]
 
     outcomes = [p.communicate(timeout=120) for p in processes]
 
-    assert [p.returncode for p in processes] == [0, 0, 0], outcomes
+    assert [p.returncode for p in processes] == [0, 0, 0, 0], outcomes
     assert all(out.strip().endswith("connected") for out, _err in outcomes)
     assert (tmp_path / "postgres" / "PG_VERSION").exists()
+    assert len((tmp_path / "secret_key").read_text().strip()) >= 50  # one whole key, not a torn write
+    assert not list(tmp_path.glob("secret_key.*"))  # no drafts left behind
 
 
 def test_a_failed_start_says_why_in_one_line():
