@@ -16,7 +16,8 @@ from django.views.decorators.cache import never_cache
 
 from builder.http import json_read_endpoint
 from keeperstate.access import get_workflow_for
-from keeperstate.state.store import StateScope, org_usage, state_entries, state_history
+from keeperstate.state.selectors import org_usage, state_entries, state_history
+from keeperstate.state.store import StateScope
 from keeperstate.state.values import normalize_key
 
 HISTORY_LIMIT = 50

@@ -25,7 +25,8 @@ from keeperstate.models import (
     WorkflowState,
     WorkflowStateEvent,
 )
-from keeperstate.state.store import OrgUsage, admin_delete, admin_update, org_usage
+from keeperstate.state.maintenance import admin_delete, admin_update
+from keeperstate.state.selectors import OrgUsage, org_usage
 from keeperstate.state.values import encode_value
 
 

@@ -17,17 +17,17 @@ Two paths, chosen so the limits are exact under concurrency and the common case 
 from __future__ import annotations
 
 import json
-import logging
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import connection, transaction
 
+from keeperstate.state.db import LIVE_SQL, iso, load_json, storage_errors
 from keeperstate.state.errors import (
     StateInvalidValue,
     StateKeyLimit,
@@ -43,8 +43,6 @@ from keeperstate.state.values import (
     parse_increment,
     parse_ttl,
 )
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -64,7 +62,7 @@ class StateEntry:
     expires_at: datetime | None
 
     def as_output(self) -> dict[str, Any]:
-        return {"exists": self.exists, "value": self.value, "version": self.version, "expiresAt": _iso(self.expires_at)}
+        return {"exists": self.exists, "value": self.value, "version": self.version, "expiresAt": iso(self.expires_at)}
 
 
 @dataclass(frozen=True)
@@ -76,7 +74,7 @@ class StateWrite:
     value: Any = None  # the value now stored (Increment reports it)
 
     def as_output(self) -> dict[str, Any]:
-        return {"key": self.key, "version": self.version, "created": self.created, "expiresAt": _iso(self.expires_at)}
+        return {"key": self.key, "version": self.version, "created": self.created, "expiresAt": iso(self.expires_at)}
 
 
 @dataclass(frozen=True)
@@ -90,7 +88,6 @@ class StateDelete:
 
 MISSING = StateEntry(exists=False, value=None, version=0, expires_at=None)
 
-_LIVE = "(expires_at IS NULL OR expires_at > now())"
 _SCOPE = "organization_id = %(org)s AND workflow_id = %(wf)s"
 _KEY = f"{_SCOPE} AND key = %(key)s"
 # now() + NULL * interval is NULL: no TTL, no expiry.
@@ -98,19 +95,19 @@ _EXPIRY = "now() + %(ttl)s * interval '1 second'"
 _SET_ROW = f"expires_at = {_EXPIRY}, updated_by_execution_id = %(execution)s"
 _INTEGER = "(jsonb_typeof(value) = 'number' AND value::text ~ '^-?[0-9]+$')"
 
-GET_SQL = f"SELECT value, version, expires_at FROM workflow_state WHERE {_KEY} AND {_LIVE}"
+GET_SQL = f"SELECT value, version, expires_at FROM workflow_state WHERE {_KEY} AND {LIVE_SQL}"
 
 # A live key, no bigger than before (jsonb's own rendering, which size_bytes measures).
 OVERWRITE_SQL = f"""
 UPDATE workflow_state SET value = %(value)s::jsonb, {_SET_ROW}
- WHERE {_KEY} AND {_LIVE} AND size_bytes >= octet_length((%(value)s::jsonb)::text)
+ WHERE {_KEY} AND {LIVE_SQL} AND size_bytes >= octet_length((%(value)s::jsonb)::text)
 RETURNING version, expires_at
 """
 OVERWRITE_CAS_SQL = OVERWRITE_SQL.replace("RETURNING", "AND version = %(expected)s RETURNING")
 
 INCREMENT_SQL = f"""
 UPDATE workflow_state SET value = to_jsonb(value::text::numeric + %(by)s), {_SET_ROW}
- WHERE {_KEY} AND {_LIVE} AND {_INTEGER}
+ WHERE {_KEY} AND {LIVE_SQL} AND {_INTEGER}
    AND abs(value::text::numeric + %(by)s) <= {MAX_SAFE_INTEGER}
    AND size_bytes >= octet_length((value::text::numeric + %(by)s)::text)
 RETURNING value, version, expires_at
@@ -121,7 +118,7 @@ RETURNING value, version, expires_at
 DELETE_SQL = f"""
 WITH run AS MATERIALIZED (SELECT set_config('keeperstate.execution', coalesce(%(execution)s::text, ''), true) AS id)
 DELETE FROM workflow_state
- WHERE {_KEY} AND {_LIVE} AND (SELECT id FROM run) IS NOT NULL
+ WHERE {_KEY} AND {LIVE_SQL} AND (SELECT id FROM run) IS NOT NULL
 RETURNING version
 """
 DELETE_CAS_SQL = DELETE_SQL.replace("RETURNING", "AND version = %(expected)s RETURNING")
@@ -129,12 +126,12 @@ DELETE_CAS_SQL = DELETE_SQL.replace("RETURNING", "AND version = %(expected)s RET
 # The locked path. Locking the organization row serialises the writers that may grow its usage;
 # FOR NO KEY UPDATE blocks no reader and no foreign-key check.
 LOCK_ORG_SQL = "SELECT 1 FROM organization WHERE id = %(org)s FOR NO KEY UPDATE"
-LOCK_ROW_SQL = f"SELECT value, version, {_LIVE} FROM workflow_state WHERE {_KEY} FOR UPDATE"
+LOCK_ROW_SQL = f"SELECT value, version, {LIVE_SQL} FROM workflow_state WHERE {_KEY} FOR UPDATE"
 WORKFLOW_EXISTS_SQL = "SELECT 1 FROM workflow WHERE id = %(wf)s AND organization_id = %(org)s"
 # A statement of its own, after the locks, so its snapshot sees every earlier lock holder's write.
 USAGE_SQL = f"""
-SELECT count(*) FILTER (WHERE workflow_id = %(wf)s AND key <> %(key)s AND {_LIVE}),
-       count(*) FILTER (WHERE (workflow_id <> %(wf)s OR key <> %(key)s) AND {_LIVE}),
+SELECT count(*) FILTER (WHERE workflow_id = %(wf)s AND key <> %(key)s AND {LIVE_SQL}),
+       count(*) FILTER (WHERE (workflow_id <> %(wf)s OR key <> %(key)s) AND {LIVE_SQL}),
        coalesce(sum(size_bytes) FILTER (WHERE workflow_id <> %(wf)s OR key <> %(key)s), 0),
        octet_length((%(value)s::jsonb)::text)
   FROM workflow_state
@@ -153,15 +150,6 @@ ON CONFLICT (organization_id, workflow_id, key) DO UPDATE
 RETURNING version, expires_at
 """
 
-SWEEP_SQL = """
-DELETE FROM workflow_state
- WHERE id IN (SELECT id FROM workflow_state
-               WHERE expires_at <= now()
-               ORDER BY expires_at
-               LIMIT %(limit)s
-               FOR UPDATE SKIP LOCKED)
-"""
-SET_ACTOR_SQL = "SELECT set_config('keeperstate.actor', %s, true)"
 
 
 # --- reads -------------------------------------------------------------------------------------
@@ -170,13 +158,13 @@ SET_ACTOR_SQL = "SELECT set_config('keeperstate.actor', %s, true)"
 def state_get(*, scope: StateScope, key: Any) -> StateEntry:
     """The live entry for a key, or MISSING (exists false, version 0) when absent or expired."""
     params: dict[str, Any] = {"org": scope.organization_id, "wf": scope.workflow_id, "key": normalize_key(key)}
-    with _storage_errors("read"), connection.cursor() as cursor:
+    with storage_errors("read"), connection.cursor() as cursor:
         cursor.execute(GET_SQL, params)
         row = cursor.fetchone()
     if row is None:
         return MISSING
     value, version, expires_at = row
-    return StateEntry(exists=True, value=_load(value), version=version, expires_at=expires_at)
+    return StateEntry(exists=True, value=load_json(value), version=version, expires_at=expires_at)
 
 
 # --- writes ------------------------------------------------------------------------------------
@@ -193,7 +181,7 @@ def state_set(
     params["value"] = encode_value(value)
     params["expected"] = expected = parse_expected_version(expected_version)
 
-    with _storage_errors("write"):
+    with storage_errors("write"):
         if expected != 0:
             row = _one(OVERWRITE_SQL if expected is None else OVERWRITE_CAS_SQL, params)
             if row is not None:
@@ -214,10 +202,10 @@ def state_increment(*, scope: StateScope, key: Any, by: Any = 1, ttl: Any = None
     params = _params(scope, key, ttl)
     params["by"] = step = parse_increment(by)
 
-    with _storage_errors("write"):
+    with storage_errors("write"):
         row = _one(INCREMENT_SQL, params)
         if row is not None:
-            return StateWrite(params["key"], version=row[1], created=False, expires_at=row[2], value=_load(row[0]))
+            return StateWrite(params["key"], version=row[1], created=False, expires_at=row[2], value=load_json(row[0]))
 
         def decide(current: _Current) -> Any:
             if not current.live:
@@ -244,7 +232,7 @@ def state_delete(*, scope: StateScope, key: Any, expected_version: Any = None) -
     """Delete a live key; with ``expected_version`` only if the live version equals it."""
     params = _params(scope, key, None)
     params["expected"] = expected = parse_expected_version(expected_version)
-    with _storage_errors("delete"):
+    with storage_errors("delete"):
         row = _one(DELETE_SQL if expected is None else DELETE_CAS_SQL, params)
         if row is not None:
             return StateDelete(deleted=True, previous_version=row[0])
@@ -277,7 +265,7 @@ def _locked_write(params: dict[str, Any], decide: Callable[[_Current], Any]) -> 
         cursor.execute(LOCK_ORG_SQL, params)
         cursor.execute(LOCK_ROW_SQL, params)
         row = cursor.fetchone()
-        current = _Current(_load(row[0]), row[1], row[2]) if row else _Current(None, 0, False)
+        current = _Current(load_json(row[0]), row[1], row[2]) if row else _Current(None, 0, False)
         value = decide(current)
         params["value"] = encode_value(value)
         if not current.live:
@@ -343,160 +331,4 @@ def _one(sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
 
 def _live_version(params: dict[str, Any]) -> tuple[int, Any]:
     row = _one(GET_SQL, params)
-    return (0, None) if row is None else (row[1], _load(row[0]))
-
-
-# --- admin, sweeper and inspection -------------------------------------------------------------
-
-
-def admin_update(*, state_id: int, value: Any, expires_at: datetime | None, actor: str) -> None:
-    """An admin's repair of one row: validated like any write; the trigger moves the version and
-    the history records ``actor``. Not checked against the organization budget (an operator's
-    repair)."""
-    from keeperstate.models import WorkflowState
-
-    encode_value(value)
-    with _storage_errors("write"), transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(SET_ACTOR_SQL, [actor])
-        # The row now holds the admin's value, not the last run's: the history names the admin.
-        WorkflowState.objects.filter(pk=state_id).update(
-            value=value, expires_at=expires_at, updated_by_execution=None
-        )
-
-
-def admin_delete(*, state_ids: list[int], actor: str) -> int:
-    from keeperstate.models import WorkflowState
-
-    with _storage_errors("delete"), transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(SET_ACTOR_SQL, [actor])
-        deleted, _ = WorkflowState.objects.filter(pk__in=state_ids).delete()
-    return deleted
-
-
-def sweep_expired(*, batch_size: int | None = None) -> Iterator[int]:
-    """Delete expired rows in batches, yielding each batch's count until none is left.
-
-    SKIP LOCKED lets several sweepers share the work and never waits on a writer that is
-    reviving a key; tombstones written by the delete trigger keep versions from being reused.
-    """
-    limit = batch_size or settings.KEEPERSTATE_SWEEP_BATCH_SIZE
-    while True:
-        with _storage_errors("sweep"), transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(SET_ACTOR_SQL, ["sweeper"])
-            cursor.execute(SWEEP_SQL, {"limit": limit})
-            deleted = cursor.rowcount
-        if deleted == 0:
-            return
-        yield deleted
-
-
-def count_expired() -> int:
-    """How many rows await the sweeper."""
-    with _storage_errors("read"), connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM workflow_state WHERE expires_at <= now()")
-        return cursor.fetchone()[0]
-
-
-@dataclass(frozen=True)
-class OrgUsage:
-    live_keys: int
-    stored_bytes: int
-    max_keys: int
-    max_bytes: int
-
-    def as_dict(self) -> dict[str, int]:
-        return {"liveKeys": self.live_keys, "maxKeys": self.max_keys, "storedBytes": self.stored_bytes,
-                "maxBytes": self.max_bytes}
-
-
-def org_usage(organization_id: int) -> OrgUsage:
-    """An organization's live keys and stored bytes against its budget."""
-    with _storage_errors("read"), connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT count(*) FILTER (WHERE {_LIVE}), coalesce(sum(size_bytes), 0) FROM workflow_state "
-            "WHERE organization_id = %s",
-            [organization_id],
-        )
-        keys, size = cursor.fetchone()
-    return OrgUsage(keys, size, settings.KEEPERSTATE_ORG_MAX_KEYS, settings.KEEPERSTATE_ORG_MAX_BYTES)
-
-
-def state_entries(*, scope: StateScope) -> list[dict[str, Any]]:
-    """The workflow's live keys, for people inspecting state (the editor's State panel)."""
-    from keeperstate.models import WorkflowState
-
-    rows = (
-        WorkflowState.objects.filter(organization_id=scope.organization_id, workflow_id=scope.workflow_id)
-        .filter(_live_q())
-        .order_by("key")
-        .values("key", "value", "version", "expires_at", "updated_at", "updated_by_execution_id", "size_bytes")
-    )
-    with _storage_errors("read"):
-        return [
-            {
-                "key": r["key"],
-                "value": r["value"],
-                "version": r["version"],
-                "expiresAt": _iso(r["expires_at"]),
-                "updatedAt": _iso(r["updated_at"]),
-                "updatedByExecution": str(r["updated_by_execution_id"]) if r["updated_by_execution_id"] else None,
-                "sizeBytes": r["size_bytes"],
-            }
-            for r in rows
-        ]
-
-
-def state_history(*, scope: StateScope, key: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
-    """The newest changes of the workflow's keys (or of one key), newest first."""
-    from keeperstate.models import Workflow, WorkflowStateEvent
-
-    if not Workflow.objects.filter(pk=scope.workflow_id, organization_id=scope.organization_id).exists():
-        return []
-    events = WorkflowStateEvent.objects.filter(workflow_id=scope.workflow_id)
-    if key is not None:
-        events = events.filter(key=key)
-    with _storage_errors("read"):
-        return [
-            {
-                "key": e.key,
-                "operation": e.operation,
-                "oldValue": e.old_value,
-                "newValue": e.new_value,
-                "oldVersion": e.old_version,
-                "newVersion": e.new_version,
-                "execution": str(e.execution_id) if e.execution_id else None,
-                "madeBy": e.made_by,
-                "at": _iso(e.created_at),
-            }
-            for e in events.order_by("-id")[:limit]
-        ]
-
-
-def _live_q() -> Any:
-    from django.db.models import Q
-    from django.db.models.functions import Now
-
-    return Q(expires_at__isnull=True) | Q(expires_at__gt=Now())
-
-
-def _load(value: Any) -> Any:
-    # Django registers a text loader for jsonb (JSONField decodes for itself), so raw cursors
-    # receive JSON text.
-    return json.loads(value) if isinstance(value, str) else value
-
-
-def _iso(moment: datetime | None) -> str | None:
-    return moment.isoformat() if moment is not None else None
-
-
-@contextmanager
-def _storage_errors(action: str) -> Iterator[None]:
-    """Database errors become STATE_STORAGE_ERROR; the driver's text goes to the log only."""
-    try:
-        yield
-    except DatabaseError as exc:
-        logger.exception("workflow state %s failed", action)
-        raise StateStorageError(
-            f"The database refused the state {action}, so nothing was changed. Run the workflow again; "
-            "if it keeps failing, check that the workflow still exists.",
-        ) from exc
+    return (0, None) if row is None else (row[1], load_json(row[0]))

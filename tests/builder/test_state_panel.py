@@ -9,7 +9,8 @@ from django.conf import settings
 
 from keeperstate.engine.runner import run_workflow
 from keeperstate.models import WorkflowState
-from keeperstate.state.store import StateScope, admin_update, state_delete, state_increment, state_set
+from keeperstate.state.maintenance import admin_update
+from keeperstate.state.store import StateScope, state_delete, state_increment, state_set
 from tests.state.test_store import expire
 
 pytestmark = pytest.mark.django_db

@@ -156,7 +156,8 @@ def test_org_key_budget_is_exact_under_concurrent_creators(org, settings):
 
 def test_org_byte_budget_is_exact_under_concurrent_growth(org, settings):
     from keeperstate.state.errors import StateOrgBudget
-    from keeperstate.state.store import StateScope, org_usage
+    from keeperstate.state.selectors import org_usage
+    from keeperstate.state.store import StateScope
     from tests.factories import make_workflow
 
     settings.KEEPERSTATE_ORG_MAX_BYTES = 1000

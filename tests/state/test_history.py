@@ -6,14 +6,8 @@ import pytest
 from django.db import connection
 
 from keeperstate.models import WorkflowExecution, WorkflowStateEvent
-from keeperstate.state.store import (
-    StateScope,
-    admin_update,
-    state_delete,
-    state_increment,
-    state_set,
-    sweep_expired,
-)
+from keeperstate.state.maintenance import admin_update, sweep_expired
+from keeperstate.state.store import StateScope, state_delete, state_increment, state_set
 from tests.state.test_store import expire
 
 pytestmark = pytest.mark.django_db
@@ -136,7 +130,7 @@ def test_history_of_a_raw_sql_workflow_delete_goes_too(scope, workflow):
 
 
 def test_state_entries_and_history_selectors(scope, other_org):
-    from keeperstate.state.store import state_entries, state_history
+    from keeperstate.state.selectors import state_entries, state_history
 
     state_set(scope=scope, key="b", value=2)
     state_set(scope=scope, key="a", value={"x": 1}, ttl=60)

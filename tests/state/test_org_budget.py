@@ -6,7 +6,8 @@ import pytest
 from django.test import override_settings
 
 from keeperstate.state.errors import StateOrgBudget
-from keeperstate.state.store import StateScope, org_usage, state_get, state_increment, state_set
+from keeperstate.state.selectors import org_usage
+from keeperstate.state.store import StateScope, state_get, state_increment, state_set
 from tests.factories import make_workflow
 from tests.state.test_store import expire
 

@@ -12,7 +12,8 @@ from keeperstate.state.errors import (
     StateValueTooLarge,
     StateVersionConflict,
 )
-from keeperstate.state.store import StateScope, state_get, state_set, sweep_expired
+from keeperstate.state.maintenance import sweep_expired
+from keeperstate.state.store import StateScope, state_get, state_set
 from tests.factories import make_workflow
 
 pytestmark = pytest.mark.django_db

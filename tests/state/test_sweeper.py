@@ -6,7 +6,8 @@ import pytest
 from django.db import connection
 
 from keeperstate.models import WorkflowState, WorkflowStateEvent
-from keeperstate.state.store import state_set, sweep_expired
+from keeperstate.state.maintenance import sweep_expired
+from keeperstate.state.store import state_set
 from tests.factories import make_workflow
 from tests.state.test_concurrency import run_together
 

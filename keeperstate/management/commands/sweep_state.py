@@ -9,7 +9,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from keeperstate.state.store import count_expired, sweep_expired
+from keeperstate.state.maintenance import sweep_expired
+from keeperstate.state.selectors import count_expired
 
 
 class Command(BaseCommand):

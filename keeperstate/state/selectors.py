@@ -1,0 +1,96 @@
+"""Reads for people inspecting state (admin, the editor's State panel, the sweeper's progress).
+
+Runs read state through ``store.state_get``; these list and summarise it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import Q
+from django.db.models.functions import Now
+
+from keeperstate.models import Workflow, WorkflowState, WorkflowStateEvent
+from keeperstate.state.db import LIVE_SQL, iso, storage_errors
+from keeperstate.state.store import StateScope
+
+
+def count_expired() -> int:
+    """How many rows await the sweeper."""
+    with storage_errors("read"), connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM workflow_state WHERE expires_at <= now()")
+        return cursor.fetchone()[0]
+
+
+@dataclass(frozen=True)
+class OrgUsage:
+    live_keys: int
+    stored_bytes: int
+    max_keys: int
+    max_bytes: int
+
+    def as_dict(self) -> dict[str, int]:
+        return {"liveKeys": self.live_keys, "maxKeys": self.max_keys, "storedBytes": self.stored_bytes,
+                "maxBytes": self.max_bytes}
+
+
+def org_usage(organization_id: int) -> OrgUsage:
+    """An organization's live keys and stored bytes against its budget."""
+    with storage_errors("read"), connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(*) FILTER (WHERE {LIVE_SQL}), coalesce(sum(size_bytes), 0) FROM workflow_state "
+            "WHERE organization_id = %s",
+            [organization_id],
+        )
+        keys, size = cursor.fetchone()
+    return OrgUsage(keys, size, settings.KEEPERSTATE_ORG_MAX_KEYS, settings.KEEPERSTATE_ORG_MAX_BYTES)
+
+
+def state_entries(*, scope: StateScope) -> list[dict[str, Any]]:
+    """The workflow's live keys, for people inspecting state (the editor's State panel)."""
+    rows = (
+        WorkflowState.objects.filter(organization_id=scope.organization_id, workflow_id=scope.workflow_id)
+        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=Now()))
+        .order_by("key")
+        .values("key", "value", "version", "expires_at", "updated_at", "updated_by_execution_id", "size_bytes")
+    )
+    with storage_errors("read"):
+        return [
+            {
+                "key": r["key"],
+                "value": r["value"],
+                "version": r["version"],
+                "expiresAt": iso(r["expires_at"]),
+                "updatedAt": iso(r["updated_at"]),
+                "updatedByExecution": str(r["updated_by_execution_id"]) if r["updated_by_execution_id"] else None,
+                "sizeBytes": r["size_bytes"],
+            }
+            for r in rows
+        ]
+
+
+def state_history(*, scope: StateScope, key: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    """The newest changes of the workflow's keys (or of one key), newest first."""
+    if not Workflow.objects.filter(pk=scope.workflow_id, organization_id=scope.organization_id).exists():
+        return []
+    events = WorkflowStateEvent.objects.filter(workflow_id=scope.workflow_id)
+    if key is not None:
+        events = events.filter(key=key)
+    with storage_errors("read"):
+        return [
+            {
+                "key": e.key,
+                "operation": e.operation,
+                "oldValue": e.old_value,
+                "newValue": e.new_value,
+                "oldVersion": e.old_version,
+                "newVersion": e.new_version,
+                "execution": str(e.execution_id) if e.execution_id else None,
+                "madeBy": e.made_by,
+                "at": iso(e.created_at),
+            }
+            for e in events.order_by("-id")[:limit]
+        ]
