@@ -18,6 +18,11 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.concurrency]
 WRITERS = 16
 
 
+# Generous: a shared CI machine can be several times slower than a laptop. A thread that is
+# still running after this fails the test by name instead of leaving a hole in the results.
+JOIN_TIMEOUT = 600
+
+
 def run_together(count: int, work: Callable[[int], Any]) -> list[Any]:
     """Run work(i) in `count` threads started at once; return each result or exception."""
     barrier = threading.Barrier(count)
@@ -25,7 +30,7 @@ def run_together(count: int, work: Callable[[int], Any]) -> list[Any]:
 
     def target(i: int) -> None:
         try:
-            barrier.wait(timeout=30)
+            barrier.wait(timeout=JOIN_TIMEOUT)
             results[i] = work(i)
         except Exception as exc:  # collected and asserted by the test
             results[i] = exc
@@ -36,7 +41,9 @@ def run_together(count: int, work: Callable[[int], Any]) -> list[Any]:
     for t in threads:
         t.start()
     for t in threads:
-        t.join(timeout=60)
+        t.join(timeout=JOIN_TIMEOUT)
+    stuck = [i for i, t in enumerate(threads) if t.is_alive()]
+    assert not stuck, f"threads {stuck} did not finish within {JOIN_TIMEOUT} s"
     return results
 
 
