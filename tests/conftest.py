@@ -12,11 +12,17 @@ from tests.factories import make_org, make_user, make_workflow
 @pytest.fixture(scope="session")
 def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
     """One test database per pytest process, so runs started side by side (two developers'
-    shells, CI and a local run on a shared server) never drop each other's database."""
+    shells, CI and a local run on a shared server) never drop each other's database; and
+    commits that do not wait for the disk."""
     from django.conf import settings
 
-    test = settings.DATABASES["default"].setdefault("TEST", {})
-    test["NAME"] = f"test_keeperstate_{os.getpid()}"
+    default = settings.DATABASES["default"]
+    default.setdefault("TEST", {})["NAME"] = f"test_keeperstate_{os.getpid()}"
+    # Tests need no crash durability: not waiting for each commit's WAL flush keeps the suite's
+    # speed independent of the shared machine's disk. Locks, constraints and visibility are
+    # unchanged.
+    options = default.setdefault("OPTIONS", {})
+    options["options"] = f"{options.get('options', '')} -c synchronous_commit=off".strip()
 
 
 @pytest.fixture
