@@ -230,3 +230,41 @@ def test_node_config_must_be_an_object(api):
 
     assert response.status_code == 400
     assert set(response.json()) == {"config"}
+
+
+def test_increment_delete_and_conflict_branch_through_the_api(api, org):
+    # given: a workflow that counts runs, claims a lock with a conflict branch, and clears a marker
+    trigger = block_monitor_graph()[0][0]
+    nodes = [
+        trigger,
+        action("count", "State Increment", key="runs"),
+        action("claim", "State Set", key="lock", value="<<@count:State Increment.value>>", expectedVersion="0",
+               onConflict="branch"),
+        action("lost", "State Set", key="lost-at", value="<<@claim:State Set.currentValue>>"),
+        action("clear", "State Delete", key="marker"),
+    ]
+    edges = [
+        {"id": "e1", "source": "trigger", "target": "count"},
+        {"id": "e2", "source": "count", "target": "claim"},
+        {"id": "e3", "source": "claim", "target": "lost", "sourceHandle": "conflict"},
+        {"id": "e4", "source": "claim", "target": "clear", "sourceHandle": "success"},
+    ]
+    created = api.post("/api/workflows/", {"name": "Counter", "nodes": nodes, "edges": edges})
+    assert created.status_code == 201, created.json()
+    workflow_id = created.json()["id"]
+
+    # when: it runs twice
+    first = execute(api, workflow_id, {"block": 1})
+    second = execute(api, workflow_id, {"block": 2})
+
+    # then: the counter counted, the first run took the lock, the second took the conflict branch
+    assert first["nodeResults"]["count"]["data"] == {"value": 1, "version": 1, "created": True}
+    assert first["nodeResults"]["clear"]["data"] == {"deleted": False, "previousVersion": 0}
+    assert first["nodeResults"]["lost"] == {"skipped": True}
+    assert second["status"] == "success"
+    assert second["nodeResults"]["count"]["data"]["value"] == 2
+    assert second["nodeResults"]["claim"]["data"]["conflict"] is True
+    assert second["nodeResults"]["claim"]["data"]["currentValue"] == 1
+    assert second["nodeResults"]["clear"] == {"skipped": True}
+    values = dict(WorkflowState.objects.filter(workflow_id=workflow_id).values_list("key", "value"))
+    assert values == {"runs": 2, "lock": 1, "lost-at": 1}

@@ -111,3 +111,24 @@ def test_bench_state_prints_ratios_and_a_json_line(scope):
     # The benchmark cleans up after itself: only the fixture's workflow remains.
     assert Workflow.objects.count() == 1
     assert not WorkflowState.objects.exists()
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_sweep_state_draws_a_progress_bar_in_a_terminal(scope):
+    for i in range(3):
+        state_set(scope=scope, key=f"k{i}", value=i, ttl=60)
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE workflow_state SET expires_at = now() - interval '1 minute'")
+    out = _Terminal()
+
+    call_command("sweep_state", "--batch-size", "2", stdout=out)
+
+    text = out.getvalue()
+    assert "\r[####################..........] 2/3" in text
+    assert "\r[##############################] 3/3" in text
+    assert "batch 1" not in text
+    assert text.rstrip().endswith("swept 3 expired key(s)")
