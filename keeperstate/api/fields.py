@@ -14,7 +14,7 @@ from rest_framework import serializers
 
 NODE_SCHEMA = {
     "type": "object",
-    "description": "A React Flow node. Every node needs an id, unique and without ':'; exactly one node "
+    "description": "A React Flow node. Every node needs a unique id without spaces, ':', '<' or '>'; exactly one node "
     "of a workflow has type 'trigger'. Validation (not the schema) checks this and reports what is wrong.",
     "properties": {
         "id": {"type": "string", "example": "state-get-1"},

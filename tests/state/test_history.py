@@ -8,7 +8,7 @@ from django.db import connection
 from keeperstate.models import WorkflowExecution, WorkflowStateEvent
 from keeperstate.state.maintenance import admin_update, sweep_expired
 from keeperstate.state.store import StateScope, state_delete, state_increment, state_set
-from tests.state.test_store import expire
+from tests.state.test_store import delete_workflow_by_sql, expire
 
 pytestmark = pytest.mark.django_db
 
@@ -122,9 +122,7 @@ def test_history_goes_with_the_workflow(scope, workflow):
 def test_history_of_a_raw_sql_workflow_delete_goes_too(scope, workflow):
     state_set(scope=scope, key="k", value=1)
 
-    with connection.cursor() as cursor:
-        cursor.execute("DELETE FROM workflow_execution WHERE workflow_id = %s", [workflow.id])
-        cursor.execute("DELETE FROM workflow WHERE id = %s", [workflow.id])
+    delete_workflow_by_sql(workflow)
 
     assert not WorkflowStateEvent.objects.exists()
 

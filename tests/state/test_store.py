@@ -19,6 +19,13 @@ from tests.factories import make_workflow
 pytestmark = pytest.mark.django_db
 
 
+def delete_workflow_by_sql(workflow) -> None:
+    """Delete a workflow as a raw SQL writer would, bypassing Django's cascade."""
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM workflow_execution WHERE workflow_id = %s", [workflow.id])
+        cursor.execute("DELETE FROM workflow WHERE id = %s", [workflow.id])
+
+
 def expire(scope: StateScope, key: str) -> None:
     """Move a key's expiry into the past (as time passing would)."""
     with connection.cursor() as cursor:

@@ -8,6 +8,7 @@ from django.db import DatabaseError, connection, transaction
 from keeperstate.models import Organization, Workflow, WorkflowState
 from keeperstate.state.store import StateScope, state_get, state_set
 from tests.factories import make_workflow
+from tests.state.test_store import delete_workflow_by_sql
 
 pytestmark = pytest.mark.django_db
 
@@ -109,9 +110,7 @@ def test_deleting_a_workflow_deletes_its_state(scope, workflow):
 def test_raw_sql_workflow_delete_cascades_to_state(scope, workflow):
     state_set(scope=scope, key="cursor", value=1)
 
-    with connection.cursor() as cursor:
-        cursor.execute("DELETE FROM workflow_execution WHERE workflow_id = %s", [workflow.id])
-        cursor.execute("DELETE FROM workflow WHERE id = %s", [workflow.id])
+    delete_workflow_by_sql(workflow)
 
     assert not WorkflowState.objects.exists()
 

@@ -9,7 +9,7 @@ from keeperstate.engine.context import RunContext
 from keeperstate.engine.registry import ActionDefinition, ConfigField, ConfigInvalid, OutputField, register
 from keeperstate.state.errors import StateVersionConflict
 from keeperstate.state.store import state_set
-from keeperstate.state.values import check_value, parse_expected_version, parse_ttl
+from keeperstate.state.values import check_value, normalize_key, parse_expected_version, parse_ttl
 
 VALUE_FIELD = ConfigField(
     name="value",
@@ -42,6 +42,13 @@ EXPECTED_VERSION_FIELD = ConfigField(
 )
 
 
+def _on_conflict(value: Any) -> str:
+    mode = value or "fail"
+    if mode not in ("fail", "branch"):
+        raise ConfigInvalid(f"On conflict must be 'fail' or 'branch' (got {value!r}).", field="onConflict")
+    return str(mode)
+
+
 ON_CONFLICT_FIELD = ConfigField(
     name="onConflict",
     label="On conflict",
@@ -53,15 +60,8 @@ ON_CONFLICT_FIELD = ConfigField(
     help="What a compare-and-set mismatch does. fail: the node fails with STATE_VERSION_CONFLICT. "
     "branch: the node succeeds with conflict: true, currentVersion and currentValue, and follows its "
     "conflict handle, so you can re-read and retry, or alert.",
-    check=lambda value: _on_conflict(value),
+    check=_on_conflict,
 )
-
-
-def _on_conflict(value: Any) -> str:
-    mode = value or "fail"
-    if mode not in ("fail", "branch"):
-        raise ConfigInvalid(f"On conflict must be 'fail' or 'branch' (got {value!r}).", field="onConflict")
-    return str(mode)
 
 
 def run_state_set(config: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
@@ -80,7 +80,7 @@ def run_state_set(config: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
         if not branch:
             raise
         return {
-            "key": str(config.get("key")).strip(),
+            "key": normalize_key(config.get("key")),
             "version": None,
             "created": False,
             "expiresAt": None,
