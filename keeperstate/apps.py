@@ -1,7 +1,14 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class KeeperStateConfig(AppConfig):
     name = "keeperstate"
     verbose_name = "KeeperState"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from keeperstate.state.maintenance import sync_state_settings
+
+        # The triggers read their settings from a table; every migrate brings it up to date.
+        post_migrate.connect(sync_state_settings, sender=self)

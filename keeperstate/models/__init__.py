@@ -1,13 +1,23 @@
 from keeperstate.models.org import Membership, Organization
-from keeperstate.models.state import WorkflowState, WorkflowStateEvent, WorkflowStateTombstone
+from keeperstate.models.state import (
+    OrganizationStateUsage,
+    StateSetting,
+    WorkflowState,
+    WorkflowStateEvent,
+    WorkflowStateTombstone,
+    WorkflowStateUsage,
+)
 from keeperstate.models.workflow import Workflow, WorkflowExecution
 
 __all__ = [
     "Membership",
     "Organization",
+    "OrganizationStateUsage",
+    "StateSetting",
     "Workflow",
     "WorkflowExecution",
     "WorkflowState",
     "WorkflowStateEvent",
     "WorkflowStateTombstone",
+    "WorkflowStateUsage",
 ]

@@ -1,0 +1,144 @@
+"""The SQL bodies of workflow_state's triggers (installed through migrations by pgtrigger).
+
+Kept apart from the models so each rule can be read whole. None of them reads a connection
+option or a session setting: behind PgBouncer in transaction mode a connection's settings belong
+to whoever used the server connection last, and a transaction-local setting outlives the
+statement that meant it. Who made a change is in the row (``updated_by_execution``) or written
+by the deleting statement itself (see HISTORY_SQL); the retention comes from a table.
+"""
+
+from __future__ import annotations
+
+VERSION_BUMP_SQL = """
+    NEW.version := OLD.version + 1;
+    NEW.updated_at := now();
+    RETURN NEW;
+"""
+
+VERSION_START_SQL = """
+    NEW.version := COALESCE(
+        (SELECT t.last_version FROM workflow_state_tombstone t
+          WHERE t.workflow_id = NEW.workflow_id AND t.key = NEW.key),
+        0) + 1;
+    RETURN NEW;
+"""
+
+# A row deleted while its workflow still exists leaves a tombstone with its last version.
+# When the workflow itself is being deleted there is nothing to remember (and nothing to
+# reference), hence the EXISTS.
+TOMBSTONE_SQL = """
+    INSERT INTO workflow_state_tombstone (workflow_id, key, last_version)
+    SELECT OLD.workflow_id, OLD.key, OLD.version
+     WHERE EXISTS (SELECT 1 FROM workflow w WHERE w.id = OLD.workflow_id)
+    ON CONFLICT (workflow_id, key) DO UPDATE
+       SET last_version = GREATEST(workflow_state_tombstone.last_version, EXCLUDED.last_version);
+    RETURN NULL;
+"""
+
+# Every change of a key becomes one event. Who made it: an insert or update names the
+# execution on the row. A delete has no new row, so a deleter that knows more than "the
+# database" (a run, an admin, the sweeper) writes the event itself in the same statement
+# (``WITH gone AS (DELETE … RETURNING …) INSERT INTO workflow_state_event …``, see
+# keeperstate/state/db.py); the trigger then finds that event (a key's version is never
+# reused, so workflow, key and old version name one deletion) and adds nothing. A raw SQL
+# delete gets its event here, by "database".
+#
+# Events of a workflow that is being deleted are not written (its history goes with it). An
+# UPDATE that leaves the version alone (a workflow moved to another organization, an execution
+# deleted) is not a change of the key.
+#
+# Retention: instead of trimming on every write, every HISTORY_TRIM_EVERY-th version of a key
+# trims that key to the newest ``history_per_key`` events (keeperstate_setting), so a key holds
+# at most history_per_key + HISTORY_TRIM_EVERY - 1 events and a write pays the trim once in 16.
+HISTORY_TRIM_EVERY = 16
+HISTORY_SQL = f"""
+    IF TG_OP = 'UPDATE' THEN
+        IF NEW.version = OLD.version THEN
+            RETURN NULL;
+        END IF;
+    ELSIF TG_OP = 'DELETE' THEN
+        IF NOT EXISTS (SELECT 1 FROM workflow w WHERE w.id = OLD.workflow_id) THEN
+            RETURN NULL;
+        END IF;
+        IF EXISTS (SELECT 1 FROM workflow_state_event e
+                    WHERE e.workflow_id = OLD.workflow_id AND e.key = OLD.key
+                      AND e.operation = 'delete' AND e.old_version = OLD.version) THEN
+            RETURN NULL;
+        END IF;
+    END IF;
+    INSERT INTO workflow_state_event
+        (workflow_id, key, operation, old_value, new_value, old_version, new_version, execution_id, created_at)
+    VALUES (
+        COALESCE(NEW.workflow_id, OLD.workflow_id),
+        COALESCE(NEW.key, OLD.key),
+        lower(TG_OP),
+        CASE WHEN TG_OP = 'INSERT' THEN NULL ELSE OLD.value END,
+        CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.value END,
+        CASE WHEN TG_OP = 'INSERT' THEN NULL ELSE OLD.version END,
+        CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.version END,
+        CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.updated_by_execution_id END,
+        clock_timestamp()
+    );
+    IF TG_OP <> 'DELETE' AND NEW.version % {HISTORY_TRIM_EVERY} = 0 THEN
+        DELETE FROM workflow_state_event
+         WHERE id IN (SELECT e.id FROM workflow_state_event e
+                       WHERE e.workflow_id = NEW.workflow_id AND e.key = NEW.key
+                       ORDER BY e.id DESC
+                      OFFSET COALESCE((SELECT s.value FROM keeperstate_setting s
+                                        WHERE s.name = 'history_per_key'), 50));
+    END IF;
+    RETURN NULL;
+"""
+
+# Usage counters: rows per workflow, and rows and bytes per organization, kept exact for every
+# writer by these triggers. They count rows, expired ones included until they are deleted; the
+# store turns "rows" into "live keys" only when a limit would be passed (keeperstate_check_usage
+# reclaims the scope's expired rows and counts again), so a write never scans.
+#
+# Inserts and deletes are counted per statement from transition tables: the sweeper's batch of
+# 1,000 rows is one update per workflow and per organization, not 1,000. Usage rows are locked
+# in key order (workflows, then organizations) so two multi-row statements cannot deadlock on
+# them.
+USAGE_INSERT_SQL = """
+    INSERT INTO workflow_state_usage AS u (workflow_id, keys)
+    SELECT workflow_id, count(*) FROM new_rows GROUP BY workflow_id ORDER BY workflow_id
+    ON CONFLICT (workflow_id) DO UPDATE SET keys = u.keys + EXCLUDED.keys;
+    INSERT INTO organization_state_usage AS u (organization_id, keys, bytes)
+    SELECT organization_id, count(*), sum(size_bytes) FROM new_rows GROUP BY organization_id ORDER BY organization_id
+    ON CONFLICT (organization_id) DO UPDATE SET keys = u.keys + EXCLUDED.keys, bytes = u.bytes + EXCLUDED.bytes;
+    RETURN NULL;
+"""
+
+# Rows of a workflow or organization that is being deleted take their usage row with them
+# (foreign keys ON DELETE CASCADE); updating a usage row that is gone changes nothing.
+USAGE_DELETE_SQL = """
+    FOR r IN SELECT workflow_id, count(*) AS n FROM old_rows GROUP BY workflow_id ORDER BY workflow_id LOOP
+        UPDATE workflow_state_usage SET keys = keys - r.n WHERE workflow_id = r.workflow_id;
+    END LOOP;
+    FOR r IN SELECT organization_id, count(*) AS n, sum(size_bytes) AS b FROM old_rows
+              GROUP BY organization_id ORDER BY organization_id LOOP
+        UPDATE organization_state_usage SET keys = keys - r.n, bytes = bytes - r.b
+         WHERE organization_id = r.organization_id;
+    END LOOP;
+    RETURN NULL;
+"""
+
+# An update changes usage only when the value's size changes or the workflow moved to another
+# organization; the trigger's WHEN clause (evaluated without calling any function) skips the
+# common case, a same-size overwrite of a cursor or counter.
+USAGE_UPDATE_WHEN = (
+    'OLD."size_bytes" IS DISTINCT FROM NEW."size_bytes" OR OLD."organization_id" IS DISTINCT FROM NEW."organization_id"'
+)
+USAGE_UPDATE_SQL = """
+    IF OLD.organization_id = NEW.organization_id THEN
+        UPDATE organization_state_usage SET bytes = bytes + NEW.size_bytes - OLD.size_bytes
+         WHERE organization_id = NEW.organization_id;
+    ELSE
+        UPDATE organization_state_usage SET keys = keys - 1, bytes = bytes - OLD.size_bytes
+         WHERE organization_id = OLD.organization_id;
+        INSERT INTO organization_state_usage AS u (organization_id, keys, bytes)
+        VALUES (NEW.organization_id, 1, NEW.size_bytes)
+        ON CONFLICT (organization_id) DO UPDATE SET keys = u.keys + 1, bytes = u.bytes + EXCLUDED.bytes;
+    END IF;
+    RETURN NULL;
+"""
