@@ -179,3 +179,51 @@ def test_org_byte_budget_is_exact_under_concurrent_growth(org, settings):
     assert sum(not isinstance(r, Exception) for r in results) == 9
     assert sum(isinstance(r, StateOrgBudget) for r in results) == WRITERS - 9
     assert org_usage(org.id).stored_bytes == 921
+
+
+def test_concurrent_creators_reclaim_exactly_the_expired_slots(scope):
+    """100 keys of which 10 expired (nobody wrote at expiry): 16 creators, exactly 10 get in."""
+    from tests.state.test_store import expire
+
+    for i in range(100):
+        state_set(scope=scope, key=f"k{i}", value=i, ttl=3600 if i < 10 else None)
+    for i in range(10):
+        expire(scope, f"k{i}")
+
+    results = run_together(WRITERS, lambda i: state_set(scope=scope, key=f"new-{i}", value=i))
+
+    assert sum(not isinstance(r, Exception) for r in results) == 10
+    assert sum(isinstance(r, StateKeyLimit) for r in results) == WRITERS - 10
+    assert WorkflowState.objects.filter(workflow_id=scope.workflow_id).count() == 100
+
+
+def test_counters_stay_exact_under_concurrent_creators_deleters_and_sweepers(org):
+    from keeperstate.state.maintenance import sweep_expired
+    from keeperstate.state.store import StateScope, state_delete, state_increment
+    from tests.factories import make_workflow
+    from tests.state.test_usage_counters import assert_exact
+
+    scopes = [StateScope(org.id, make_workflow(org, name=f"wf{i}").id) for i in range(4)]
+    with connection.cursor() as cursor:
+        for s in scopes:
+            cursor.execute(
+                "INSERT INTO workflow_state (organization_id, workflow_id, key, value, expires_at) "
+                "SELECT %s, %s, 'old' || n, to_jsonb(n), now() - interval '1 minute' FROM generate_series(1, 50) n",
+                [org.id, s.workflow_id],
+            )
+
+    def work(i: int) -> None:
+        s = scopes[i % 4]
+        if i % 4 == 3:
+            list(sweep_expired(batch_size=20))
+            return
+        for n in range(30):
+            state_set(scope=s, key=f"t{i}-{n}", value="x" * (n % 7 + 1))
+            state_increment(scope=s, key=f"c{i % 2}")
+            if n % 3 == 0:
+                state_delete(scope=s, key=f"t{i}-{n}")
+
+    results = run_together(WRITERS, work)
+
+    assert not [r for r in results if isinstance(r, Exception)]
+    assert_exact()
