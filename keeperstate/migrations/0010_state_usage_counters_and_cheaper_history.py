@@ -4,10 +4,12 @@
   per organization), kept by statement-level triggers (inserts, deletes) and a row trigger that
   fires only when a value's size or a row's organization changes; backfilled here.
 * ``keeperstate_check_usage`` checks a write against the ceiling and the budget from the
-  counters; only when a limit would be passed does it reclaim the scope's expired rows
-  (``keeperstate_reclaim_expired``, as the sweeper would) and count again. Errors carry
-  SQLSTATE KS001 (workflow ceiling), KS002 (organization keys), KS003 (organization bytes) and
-  the usage in DETAIL. ``keeperstate_create_key`` is a new key in one round trip.
+  counters (the organization's in 32 shards, see the function); only when a limit would be
+  passed does it reclaim the scope's expired rows (``keeperstate_reclaim_expired``, as the
+  sweeper would) and count again. Errors carry SQLSTATE KS001 (workflow ceiling), KS002
+  (organization keys), KS003 (organization bytes) with the usage in DETAIL, and KS000 (near the
+  budget: write again on the exact path, ``keeperstate_lock_usage``). ``keeperstate_create_key``
+  is a new key in one round trip.
 * The history trigger reads no setting: retention comes from ``keeperstate_setting`` every 16th
   version of a key; a deleter writes its own event with its actor or execution.
 * Redundant indexes dropped (Django's automatic foreign-key indexes whose column already leads a
@@ -68,28 +70,57 @@ END;
 $$;
 """
 
+LOCK_USAGE_SQL = """
+-- The exact path: hold every usage shard of the organization, so no other writer has an
+-- increment in flight that this transaction cannot see. Shards are created first (all of them,
+-- so none can appear later outside the lock) and locked in shard order.
+CREATE OR REPLACE FUNCTION keeperstate_lock_usage(p_org bigint) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO organization_state_usage (organization_id, shard, keys, bytes)
+    SELECT p_org, s, 0, 0 FROM generate_series(0, 31) AS s
+    ON CONFLICT (organization_id, shard) DO NOTHING;
+    PERFORM 1 FROM organization_state_usage WHERE organization_id = p_org ORDER BY shard FOR UPDATE;
+END;
+$$;
+"""
+
 CHECK_USAGE_SQL = """
 -- After a write that added a live key (p_adds_key) or grew the stored bytes (p_grew), in the
--- writer's transaction: the trigger has already counted the write and holds the usage rows, so
--- these reads are exact under any number of concurrent writers. Counters count rows, expired
--- ones too; only when a limit is passed are the scope's expired rows reclaimed and the counters
--- read again. Still over: raise, which undoes the write.
+-- writer's transaction. The trigger has counted the write on the workflow's row (locked until
+-- commit: the ceiling is exact) and on one shard of the organization (the connection's).
+--
+-- The organization's usage is the sum of its 32 shards. Another writer's increment is invisible
+-- until it commits, but each writer in flight holds the one shard it added to and added at most
+-- one key (and at most 16,384 bytes, the largest value as jsonb renders it), so the true usage
+-- is at most the visible sum plus 31 keys (31 x 16,384 bytes). Far from the budget that margin
+-- is harmless and no writer waits for another (the fast path, p_exact false). Within the margin
+-- it raises KS000, and the store writes again on the exact path (p_exact true): it first holds
+-- every shard (keeperstate_lock_usage), so nothing is in flight and the sum is exact. A caller's
+-- own transaction, which may write several keys, always takes the exact path.
+--
+-- Counters count rows, expired ones too; only when a limit is passed are the scope's expired
+-- rows reclaimed and the counters read again. Still over: raise, which undoes the write.
 CREATE OR REPLACE FUNCTION keeperstate_check_usage(
-    p_org bigint, p_wf uuid, p_adds_key boolean, p_grew boolean,
+    p_org bigint, p_wf uuid, p_adds_key boolean, p_grew boolean, p_exact boolean,
     p_max_wf integer, p_max_keys bigint, p_max_bytes bigint)
 RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
     wf_keys bigint;
     org_keys bigint;
     org_bytes bigint;
+    slack_keys bigint := CASE WHEN p_exact THEN 0 ELSE 31 END;
+    slack_bytes bigint := CASE WHEN p_exact THEN 0 ELSE 31 * 16384 END;
 BEGIN
     LOOP
         SELECT coalesce(max(u.keys), 0) INTO wf_keys FROM workflow_state_usage u WHERE u.workflow_id = p_wf;
-        SELECT coalesce(max(u.keys), 0), coalesce(max(u.bytes), 0) INTO org_keys, org_bytes
+        SELECT coalesce(sum(u.keys), 0), coalesce(sum(u.bytes), 0) INTO org_keys, org_bytes
           FROM organization_state_usage u WHERE u.organization_id = p_org;
         IF p_adds_key AND wf_keys > p_max_wf THEN
             EXIT WHEN keeperstate_reclaim_expired(p_org, p_wf, 1000) = 0;
-        ELSIF (p_adds_key AND org_keys > p_max_keys) OR (p_grew AND org_bytes > p_max_bytes) THEN
+        ELSIF (p_adds_key AND org_keys + slack_keys > p_max_keys) OR (p_grew AND org_bytes + slack_bytes > p_max_bytes) THEN
+            IF NOT p_exact THEN
+                RAISE EXCEPTION 'count exactly' USING ERRCODE = 'KS000';
+            END IF;
             EXIT WHEN keeperstate_reclaim_expired(p_org, NULL, 1000) = 0;
         ELSE
             RETURN;
@@ -111,13 +142,16 @@ CREATE_KEY_SQL = """
 -- versions), in one round trip: insert, then check the limits. No row returned: the key has a
 -- row (live, or expired and waiting to be revived), which the store's locked path handles.
 CREATE OR REPLACE FUNCTION keeperstate_create_key(
-    p_org bigint, p_wf uuid, p_key text, p_value jsonb, p_ttl integer, p_execution uuid,
+    p_org bigint, p_wf uuid, p_key text, p_value jsonb, p_ttl integer, p_execution uuid, p_exact boolean,
     p_max_wf integer, p_max_keys bigint, p_max_bytes bigint)
 RETURNS TABLE (version bigint, expires_at timestamptz) LANGUAGE plpgsql AS $$
 DECLARE
     v bigint;
     e timestamptz;
 BEGIN
+    IF p_exact THEN
+        PERFORM keeperstate_lock_usage(p_org);
+    END IF;
     INSERT INTO workflow_state AS s
         (organization_id, workflow_id, key, value, version, expires_at, updated_by_execution_id)
     VALUES (p_org, p_wf, p_key, p_value, 1, now() + p_ttl * interval '1 second', p_execution)
@@ -126,7 +160,7 @@ BEGIN
     IF NOT FOUND THEN
         RETURN;
     END IF;
-    PERFORM keeperstate_check_usage(p_org, p_wf, true, true, p_max_wf, p_max_keys, p_max_bytes);
+    PERFORM keeperstate_check_usage(p_org, p_wf, true, true, p_exact, p_max_wf, p_max_keys, p_max_bytes);
     version := v;
     expires_at := e;
     RETURN NEXT;
@@ -145,7 +179,8 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='OrganizationStateUsage',
             fields=[
-                ('organization', models.OneToOneField(db_constraint=False, on_delete=django.db.models.deletion.DO_NOTHING, primary_key=True, related_name='+', serialize=False, to='keeperstate.organization')),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('shard', models.SmallIntegerField()),
                 ('keys', models.BigIntegerField(default=0)),
                 ('bytes', models.BigIntegerField(default=0)),
             ],
@@ -207,15 +242,24 @@ class Migration(migrations.Migration):
         ),
         pgtrigger.migrations.AddTrigger(
             model_name='workflowstate',
-            trigger=pgtrigger.compiler.Trigger(name='state_usage_insert', sql=pgtrigger.compiler.UpsertTriggerSql(func='\n    INSERT INTO workflow_state_usage AS u (workflow_id, keys)\n    SELECT workflow_id, count(*) FROM new_rows GROUP BY workflow_id ORDER BY workflow_id\n    ON CONFLICT (workflow_id) DO UPDATE SET keys = u.keys + EXCLUDED.keys;\n    INSERT INTO organization_state_usage AS u (organization_id, keys, bytes)\n    SELECT organization_id, count(*), sum(size_bytes) FROM new_rows GROUP BY organization_id ORDER BY organization_id\n    ON CONFLICT (organization_id) DO UPDATE SET keys = u.keys + EXCLUDED.keys, bytes = u.bytes + EXCLUDED.bytes;\n    RETURN NULL;\n', hash='bfbee2bfb20bcec5790b1ad859ae4ababfe9a001', level='STATEMENT', operation='INSERT', pgid='pgtrigger_state_usage_insert_fd7ae', referencing='REFERENCING NEW TABLE AS new_rows ', table='workflow_state', when='AFTER')),
+            trigger=pgtrigger.compiler.Trigger(name='state_usage_insert', sql=pgtrigger.compiler.UpsertTriggerSql(func='\n    INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)\n    SELECT organization_id, (pg_backend_pid() % 32), count(*), sum(size_bytes) FROM new_rows\n     GROUP BY organization_id ORDER BY organization_id\n    ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys + EXCLUDED.keys, bytes = u.bytes + EXCLUDED.bytes;\n    INSERT INTO workflow_state_usage AS u (workflow_id, keys)\n    SELECT workflow_id, count(*) FROM new_rows GROUP BY workflow_id ORDER BY workflow_id\n    ON CONFLICT (workflow_id) DO UPDATE SET keys = u.keys + EXCLUDED.keys;\n    RETURN NULL;\n', hash='e981cdc426e6f04faca5165d506327da8c07b012', level='STATEMENT', operation='INSERT', pgid='pgtrigger_state_usage_insert_fd7ae', referencing='REFERENCING NEW TABLE AS new_rows ', table='workflow_state', when='AFTER')),
         ),
         pgtrigger.migrations.AddTrigger(
             model_name='workflowstate',
-            trigger=pgtrigger.compiler.Trigger(name='state_usage_delete', sql=pgtrigger.compiler.UpsertTriggerSql(declare='DECLARE r record;', func='\n    FOR r IN SELECT workflow_id, count(*) AS n FROM old_rows GROUP BY workflow_id ORDER BY workflow_id LOOP\n        UPDATE workflow_state_usage SET keys = keys - r.n WHERE workflow_id = r.workflow_id;\n    END LOOP;\n    FOR r IN SELECT organization_id, count(*) AS n, sum(size_bytes) AS b FROM old_rows\n              GROUP BY organization_id ORDER BY organization_id LOOP\n        UPDATE organization_state_usage SET keys = keys - r.n, bytes = bytes - r.b\n         WHERE organization_id = r.organization_id;\n    END LOOP;\n    RETURN NULL;\n', hash='27dc7e9dcf92d3e96e13337f5ca53760a16ff6bf', level='STATEMENT', operation='DELETE', pgid='pgtrigger_state_usage_delete_0bf72', referencing='REFERENCING OLD TABLE AS old_rows ', table='workflow_state', when='AFTER')),
+            trigger=pgtrigger.compiler.Trigger(name='state_usage_delete', sql=pgtrigger.compiler.UpsertTriggerSql(declare='DECLARE r record;', func='\n    INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)\n    SELECT d.organization_id, (pg_backend_pid() % 32), -count(*), -sum(d.size_bytes) FROM old_rows d\n     WHERE EXISTS (SELECT 1 FROM organization o WHERE o.id = d.organization_id)\n     GROUP BY d.organization_id ORDER BY d.organization_id\n    ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys + EXCLUDED.keys, bytes = u.bytes + EXCLUDED.bytes;\n    FOR r IN SELECT workflow_id, count(*) AS n FROM old_rows GROUP BY workflow_id ORDER BY workflow_id LOOP\n        UPDATE workflow_state_usage SET keys = keys - r.n WHERE workflow_id = r.workflow_id;\n    END LOOP;\n    RETURN NULL;\n', hash='8e29a28d79d0bd33a81c696bcb738ec87a5e569a', level='STATEMENT', operation='DELETE', pgid='pgtrigger_state_usage_delete_0bf72', referencing='REFERENCING OLD TABLE AS old_rows ', table='workflow_state', when='AFTER')),
         ),
         pgtrigger.migrations.AddTrigger(
             model_name='workflowstate',
-            trigger=pgtrigger.compiler.Trigger(name='state_usage_update', sql=pgtrigger.compiler.UpsertTriggerSql(condition='WHEN (OLD."size_bytes" IS DISTINCT FROM NEW."size_bytes" OR OLD."organization_id" IS DISTINCT FROM NEW."organization_id")', func='\n    IF OLD.organization_id = NEW.organization_id THEN\n        UPDATE organization_state_usage SET bytes = bytes + NEW.size_bytes - OLD.size_bytes\n         WHERE organization_id = NEW.organization_id;\n    ELSE\n        UPDATE organization_state_usage SET keys = keys - 1, bytes = bytes - OLD.size_bytes\n         WHERE organization_id = OLD.organization_id;\n        INSERT INTO organization_state_usage AS u (organization_id, keys, bytes)\n        VALUES (NEW.organization_id, 1, NEW.size_bytes)\n        ON CONFLICT (organization_id) DO UPDATE SET keys = u.keys + 1, bytes = u.bytes + EXCLUDED.bytes;\n    END IF;\n    RETURN NULL;\n', hash='ac95bed894ce26b8f3ccb74690849ee9e2245b9b', operation='UPDATE', pgid='pgtrigger_state_usage_update_dad89', table='workflow_state', when='AFTER')),
+            trigger=pgtrigger.compiler.Trigger(name='state_usage_update', sql=pgtrigger.compiler.UpsertTriggerSql(condition='WHEN (OLD."size_bytes" IS DISTINCT FROM NEW."size_bytes" OR OLD."organization_id" IS DISTINCT FROM NEW."organization_id")', func='\n    INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)\n    SELECT c.org, (pg_backend_pid() % 32), sum(c.keys), sum(c.bytes)\n      FROM (VALUES (OLD.organization_id, -1, -OLD.size_bytes), (NEW.organization_id, 1, NEW.size_bytes))\n           AS c (org, keys, bytes)\n     WHERE EXISTS (SELECT 1 FROM organization o WHERE o.id = c.org)\n     GROUP BY c.org ORDER BY c.org\n    ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys + EXCLUDED.keys, bytes = u.bytes + EXCLUDED.bytes;\n    RETURN NULL;\n', hash='deccb3be6693e3d04162c8474925db9c022fe4b4', operation='UPDATE', pgid='pgtrigger_state_usage_update_dad89', table='workflow_state', when='AFTER')),
+        ),
+        migrations.AddField(
+            model_name='organizationstateusage',
+            name='organization',
+            field=models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='keeperstate.organization'),
+        ),
+        migrations.AddConstraint(
+            model_name='organizationstateusage',
+            constraint=models.UniqueConstraint(fields=('organization', 'shard'), name='organization_state_usage_shard'),
         ),
         # Usage rows go with their workflow or organization, also for raw SQL deletes.
         migrations.RunSQL(
@@ -229,8 +273,8 @@ class Migration(migrations.Migration):
                 INSERT INTO keeperstate_setting (name, value) VALUES ('history_per_key', 50);
                 INSERT INTO workflow_state_usage (workflow_id, keys)
                 SELECT workflow_id, count(*) FROM workflow_state GROUP BY workflow_id;
-                INSERT INTO organization_state_usage (organization_id, keys, bytes)
-                SELECT organization_id, count(*), sum(size_bytes) FROM workflow_state GROUP BY organization_id;
+                INSERT INTO organization_state_usage (organization_id, shard, keys, bytes)
+                SELECT organization_id, 0, count(*), sum(size_bytes) FROM workflow_state GROUP BY organization_id;
             """,
             reverse_sql="""
                 ALTER TABLE organization_state_usage DROP CONSTRAINT organization_state_usage_organization_fk;
@@ -238,14 +282,18 @@ class Migration(migrations.Migration):
             """,
         ),
         migrations.RunSQL(sql=RECLAIM_EXPIRED_SQL, reverse_sql="DROP FUNCTION keeperstate_reclaim_expired(bigint, uuid, integer);"),
+        migrations.RunSQL(sql=LOCK_USAGE_SQL, reverse_sql="DROP FUNCTION keeperstate_lock_usage(bigint);"),
         migrations.RunSQL(
             sql=CHECK_USAGE_SQL,
-            reverse_sql="DROP FUNCTION keeperstate_check_usage(bigint, uuid, boolean, boolean, integer, bigint, bigint);",
+            reverse_sql=(
+                "DROP FUNCTION keeperstate_check_usage(bigint, uuid, boolean, boolean, boolean, integer, bigint, bigint);"
+            ),
         ),
         migrations.RunSQL(
             sql=CREATE_KEY_SQL,
             reverse_sql=(
-                "DROP FUNCTION keeperstate_create_key(bigint, uuid, text, jsonb, integer, uuid, integer, bigint, bigint);"
+                "DROP FUNCTION keeperstate_create_key(bigint, uuid, text, jsonb, integer, uuid, boolean, integer, "
+                "bigint, bigint);"
             ),
         ),
     ]

@@ -222,16 +222,21 @@ class WorkflowStateUsage(models.Model):
 
 
 class OrganizationStateUsage(models.Model):
-    """Rows and bytes of workflow_state per organization (expired ones until deleted), kept by triggers."""
+    """Rows and bytes of workflow_state per organization (expired ones until deleted), kept by
+    triggers in USAGE_SHARDS rows per organization whose sum is the usage."""
 
-    organization = models.OneToOneField(
-        Organization, on_delete=models.DO_NOTHING, db_constraint=False, primary_key=True, related_name="+"
+    organization = models.ForeignKey(
+        Organization, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+", db_index=False
     )
+    shard = models.SmallIntegerField()
     keys = models.BigIntegerField(default=0)
     bytes = models.BigIntegerField(default=0)
 
     class Meta:
         db_table = "organization_state_usage"
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "shard"], name="organization_state_usage_shard"),
+        ]
 
 
 class StateSetting(models.Model):

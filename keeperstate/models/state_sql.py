@@ -95,30 +95,37 @@ HISTORY_SQL = f"""
 # store turns "rows" into "live keys" only when a limit would be passed (keeperstate_check_usage
 # reclaims the scope's expired rows and counts again), so a write never scans.
 #
+# An organization's counter is split in USAGE_SHARDS rows; a transaction adds to the row of its
+# connection (pg_backend_pid() modulo the shards) and the organization's usage is their sum. So
+# creators in one organization do not queue on one row lock until each commit's flush; how the
+# store stays exact with shards is told in keeperstate_check_usage (migration 0010).
+#
 # Inserts and deletes are counted per statement from transition tables: the sweeper's batch of
-# 1,000 rows is one update per workflow and per organization, not 1,000. Usage rows are locked
-# in key order (workflows, then organizations) so two multi-row statements cannot deadlock on
-# them.
-USAGE_INSERT_SQL = """
+# 1,000 rows is one update per organization and per workflow, not 1,000. Locks are taken in one
+# order everywhere: organization shards (by organization), then workflows (by id), so two
+# multi-row statements cannot deadlock on them. A deleted organization or workflow takes its
+# usage rows along (foreign keys ON DELETE CASCADE); the EXISTS guards skip it mid-cascade.
+USAGE_SHARDS = 32
+_SHARD = f"(pg_backend_pid() % {USAGE_SHARDS})"
+USAGE_INSERT_SQL = f"""
+    INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)
+    SELECT organization_id, {_SHARD}, count(*), sum(size_bytes) FROM new_rows
+     GROUP BY organization_id ORDER BY organization_id
+    ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys + EXCLUDED.keys, bytes = u.bytes + EXCLUDED.bytes;
     INSERT INTO workflow_state_usage AS u (workflow_id, keys)
     SELECT workflow_id, count(*) FROM new_rows GROUP BY workflow_id ORDER BY workflow_id
     ON CONFLICT (workflow_id) DO UPDATE SET keys = u.keys + EXCLUDED.keys;
-    INSERT INTO organization_state_usage AS u (organization_id, keys, bytes)
-    SELECT organization_id, count(*), sum(size_bytes) FROM new_rows GROUP BY organization_id ORDER BY organization_id
-    ON CONFLICT (organization_id) DO UPDATE SET keys = u.keys + EXCLUDED.keys, bytes = u.bytes + EXCLUDED.bytes;
     RETURN NULL;
 """
 
-# Rows of a workflow or organization that is being deleted take their usage row with them
-# (foreign keys ON DELETE CASCADE); updating a usage row that is gone changes nothing.
-USAGE_DELETE_SQL = """
+USAGE_DELETE_SQL = f"""
+    INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)
+    SELECT d.organization_id, {_SHARD}, -count(*), -sum(d.size_bytes) FROM old_rows d
+     WHERE EXISTS (SELECT 1 FROM organization o WHERE o.id = d.organization_id)
+     GROUP BY d.organization_id ORDER BY d.organization_id
+    ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys + EXCLUDED.keys, bytes = u.bytes + EXCLUDED.bytes;
     FOR r IN SELECT workflow_id, count(*) AS n FROM old_rows GROUP BY workflow_id ORDER BY workflow_id LOOP
         UPDATE workflow_state_usage SET keys = keys - r.n WHERE workflow_id = r.workflow_id;
-    END LOOP;
-    FOR r IN SELECT organization_id, count(*) AS n, sum(size_bytes) AS b FROM old_rows
-              GROUP BY organization_id ORDER BY organization_id LOOP
-        UPDATE organization_state_usage SET keys = keys - r.n, bytes = bytes - r.b
-         WHERE organization_id = r.organization_id;
     END LOOP;
     RETURN NULL;
 """
@@ -129,16 +136,13 @@ USAGE_DELETE_SQL = """
 USAGE_UPDATE_WHEN = (
     'OLD."size_bytes" IS DISTINCT FROM NEW."size_bytes" OR OLD."organization_id" IS DISTINCT FROM NEW."organization_id"'
 )
-USAGE_UPDATE_SQL = """
-    IF OLD.organization_id = NEW.organization_id THEN
-        UPDATE organization_state_usage SET bytes = bytes + NEW.size_bytes - OLD.size_bytes
-         WHERE organization_id = NEW.organization_id;
-    ELSE
-        UPDATE organization_state_usage SET keys = keys - 1, bytes = bytes - OLD.size_bytes
-         WHERE organization_id = OLD.organization_id;
-        INSERT INTO organization_state_usage AS u (organization_id, keys, bytes)
-        VALUES (NEW.organization_id, 1, NEW.size_bytes)
-        ON CONFLICT (organization_id) DO UPDATE SET keys = u.keys + 1, bytes = u.bytes + EXCLUDED.bytes;
-    END IF;
+USAGE_UPDATE_SQL = f"""
+    INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)
+    SELECT c.org, {_SHARD}, sum(c.keys), sum(c.bytes)
+      FROM (VALUES (OLD.organization_id, -1, -OLD.size_bytes), (NEW.organization_id, 1, NEW.size_bytes))
+           AS c (org, keys, bytes)
+     WHERE EXISTS (SELECT 1 FROM organization o WHERE o.id = c.org)
+     GROUP BY c.org ORDER BY c.org
+    ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys + EXCLUDED.keys, bytes = u.bytes + EXCLUDED.bytes;
     RETURN NULL;
 """

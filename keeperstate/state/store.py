@@ -127,12 +127,14 @@ RETURNING value, version, expires_at
 DELETE_SQL = logged_delete_sql(f"{_KEY} AND {LIVE_SQL}")
 DELETE_CAS_SQL = logged_delete_sql(f"{_KEY} AND {LIVE_SQL} AND version = %(expected)s")
 
-_LIMITS = "%(max_wf)s, %(max_keys)s, %(max_bytes)s"
+_LIMITS = "%(exact)s, %(max_wf)s, %(max_keys)s, %(max_bytes)s"
 # A key with no row: insert and check in one call (migration 0010); no row back = the key has one.
 CREATE_SQL = f"""
 SELECT version, expires_at
   FROM keeperstate_create_key(%(org)s, %(wf)s, %(key)s, %(value)s::jsonb, %(ttl)s, %(execution)s, {_LIMITS})
 """
+# The exact path (near the budget, or in a caller's transaction): hold every usage shard first.
+LOCK_USAGE_SQL = "SELECT keeperstate_lock_usage(%(org)s)"
 
 # The locked path.
 LOCK_ROW_SQL = f"SELECT value, version, {LIVE_SQL}, size_bytes FROM workflow_state WHERE {_KEY} FOR UPDATE"
@@ -151,8 +153,9 @@ RETURNING version, expires_at, size_bytes
 # After the write, in its transaction: the counters include it (migration 0010).
 CHECK_USAGE_SQL = f"SELECT keeperstate_check_usage(%(org)s, %(wf)s, %(adds_key)s, %(grew)s, {_LIMITS})"
 
-# SQLSTATEs keeperstate_check_usage raises, with the usage before the write in DETAIL.
-_KEY_LIMIT, _ORG_KEYS, _ORG_BYTES = "KS001", "KS002", "KS003"
+# SQLSTATEs keeperstate_check_usage raises, with the usage before the write in DETAIL; and the
+# one that asks for the exact path.
+_KEY_LIMIT, _ORG_KEYS, _ORG_BYTES, _COUNT_EXACTLY = "KS001", "KS002", "KS003", "KS000"
 _WORKFLOW_FK = "workflow_state_workflow_org_fk"
 
 
@@ -191,7 +194,7 @@ def state_set(
             if row is not None:
                 return StateWrite(params["key"], version=row[0], created=False, expires_at=row[1], value=value)
         if not expected:  # None or 0: the key may have no row at all
-            row = _one(CREATE_SQL, {**params, **_limits()})
+            row = _create(params)
             if row is not None:
                 return StateWrite(params["key"], version=row[0], created=True, expires_at=row[1], value=value)
 
@@ -214,7 +217,7 @@ def state_increment(*, scope: StateScope, key: Any, by: Any = 1, ttl: Any = None
         row = _one(INCREMENT_SQL, params)
         if row is not None:
             return StateWrite(params["key"], version=row[1], created=False, expires_at=row[2], value=load_json(row[0]))
-        row = _one(CREATE_SQL, {**params, "value": encode_value(step), **_limits()})
+        row = _create({**params, "value": encode_value(step)})
         if row is not None:
             return StateWrite(params["key"], version=row[0], created=True, expires_at=row[1], value=step)
 
@@ -268,26 +271,56 @@ class _Current:
         return self.version if self.live else 0
 
 
+def _create(params: dict[str, Any]) -> tuple[Any, ...] | None:
+    """Create a key that has no row (keeperstate_create_key); None when it has one."""
+    exact = connection.in_atomic_block
+    try:
+        return _one(CREATE_SQL, {**params, **_limits(exact)})
+    except DatabaseError as exc:
+        if exact or _sqlstate(exc) != _COUNT_EXACTLY:
+            raise
+    return _one(CREATE_SQL, {**params, **_limits(True)})
+
+
 def _locked_write(params: dict[str, Any], decide: Callable[[_Current], Any]) -> StateWrite:
     """Write a key that has a row (or just lost it), then check the ceiling and the budget.
 
-    ``decide`` sees the current row (locked) and returns the value to store, or raises.
+    ``decide`` sees the current row (locked) and returns the value to store, or raises. Near the
+    budget (KS000) the write is done again on the exact path.
     """
+    exact = connection.in_atomic_block
+    try:
+        return _locked_attempt(params, decide, exact=exact)
+    except DatabaseError as exc:
+        if exact or _sqlstate(exc) != _COUNT_EXACTLY:
+            raise
+    return _locked_attempt(params, decide, exact=True)
+
+
+def _locked_attempt(params: dict[str, Any], decide: Callable[[_Current], Any], *, exact: bool) -> StateWrite:
     with transaction.atomic(), connection.cursor() as cursor:
+        # Lock order everywhere: the key's row, then usage shards, then the workflow's usage row.
         cursor.execute(LOCK_ROW_SQL, params)
         row = cursor.fetchone()
+        if exact:
+            cursor.execute(LOCK_USAGE_SQL, params)
         current = _Current(load_json(row[0]), row[1], row[2], row[3]) if row else _Current(None, 0, False, 0)
         value = decide(current)
         write = {**params, "value": encode_value(value)}
         cursor.execute(UPSERT_SQL, write)
         version, expires_at, size = cursor.fetchone()
         grew = size > current.size
-        cursor.execute(CHECK_USAGE_SQL, {**write, **_limits(), "adds_key": not current.live, "grew": grew})
+        cursor.execute(CHECK_USAGE_SQL, {**write, **_limits(exact), "adds_key": not current.live, "grew": grew})
     return StateWrite(params["key"], version=version, created=not current.live, expires_at=expires_at, value=value)
 
 
-def _limits() -> dict[str, int]:
+def _sqlstate(exc: DatabaseError) -> str | None:
+    return getattr(exc.__cause__, "sqlstate", None)
+
+
+def _limits(exact: bool) -> dict[str, Any]:
     return {
+        "exact": exact,
         "max_wf": settings.KEEPERSTATE_MAX_KEYS_PER_WORKFLOW,
         "max_keys": settings.KEEPERSTATE_ORG_MAX_KEYS,
         "max_bytes": settings.KEEPERSTATE_ORG_MAX_BYTES,

@@ -23,7 +23,8 @@ def counted() -> tuple[dict, dict]:
         cursor.execute("SELECT workflow_id, keys FROM workflow_state_usage WHERE keys <> 0")
         workflows = dict(cursor.fetchall())
         cursor.execute(
-            "SELECT organization_id, keys, bytes FROM organization_state_usage WHERE keys <> 0 OR bytes <> 0"
+            "SELECT organization_id, sum(keys), sum(bytes) FROM organization_state_usage GROUP BY organization_id "
+            "HAVING sum(keys) <> 0 OR sum(bytes) <> 0"
         )
         orgs = {org: (keys, size) for org, keys, size in cursor.fetchall()}
     return workflows, orgs
