@@ -20,6 +20,10 @@
 
 PLANS
 
+* The single-column foreign keys workflow_state(organization_id) → organization and
+  workflow_state(workflow_id) → workflow are dropped: the composite key (workflow_id,
+  organization_id) → workflow (id, organization_id) implies both, and each was a referential
+  check on every insert.
 * workflow_state(workflow_id) stays: Django's delete collector and admin filter by it alone.
 """
 
@@ -215,7 +219,12 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='workflowstate',
             name='organization',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='state_entries', to='keeperstate.organization'),
+            field=models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='state_entries', to='keeperstate.organization'),
+        ),
+        migrations.AlterField(
+            model_name='workflowstate',
+            name='workflow',
+            field=models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.CASCADE, related_name='state_entries', to='keeperstate.workflow'),
         ),
         migrations.AlterField(
             model_name='workflowstateevent',
