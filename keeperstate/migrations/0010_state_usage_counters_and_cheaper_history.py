@@ -36,7 +36,8 @@ from django.db import migrations, models
 
 RECLAIM_EXPIRED_SQL = """
 -- Delete up to p_limit expired rows of an organization (p_wf NULL) or of one workflow, as the
--- sweeper would: tombstones keep their versions, and the events name the sweeper. SKIP LOCKED:
+-- sweeper would: tombstones keep their versions, and the events name the sweeper. The picked ids
+-- are materialised (as an IN subquery the planner may run it again and pass the limit). SKIP LOCKED:
 -- a row someone holds is being revived or swept; waiting for it while holding usage rows could
 -- deadlock.
 CREATE OR REPLACE FUNCTION keeperstate_reclaim_expired(p_org bigint, p_wf uuid, p_limit integer)
@@ -45,11 +46,12 @@ DECLARE
     n integer;
 BEGIN
     IF p_wf IS NULL THEN
-        WITH gone AS (
-            DELETE FROM workflow_state WHERE id IN (
-                SELECT id FROM workflow_state
-                 WHERE organization_id = p_org AND expires_at <= now()
-                 LIMIT p_limit FOR UPDATE SKIP LOCKED)
+        WITH picked AS MATERIALIZED (
+            SELECT id FROM workflow_state
+             WHERE organization_id = p_org AND expires_at <= now()
+             LIMIT p_limit FOR UPDATE SKIP LOCKED
+        ), gone AS (
+            DELETE FROM workflow_state WHERE id IN (SELECT id FROM picked)
             RETURNING workflow_id, key, value, version
         ), logged AS (
             INSERT INTO workflow_state_event (workflow_id, key, operation, old_value, old_version, actor, created_at)
@@ -57,11 +59,12 @@ BEGIN
         )
         SELECT count(*) INTO n FROM gone;
     ELSE
-        WITH gone AS (
-            DELETE FROM workflow_state WHERE id IN (
-                SELECT id FROM workflow_state
-                 WHERE organization_id = p_org AND workflow_id = p_wf AND expires_at <= now()
-                 LIMIT p_limit FOR UPDATE SKIP LOCKED)
+        WITH picked AS MATERIALIZED (
+            SELECT id FROM workflow_state
+             WHERE organization_id = p_org AND workflow_id = p_wf AND expires_at <= now()
+             LIMIT p_limit FOR UPDATE SKIP LOCKED
+        ), gone AS (
+            DELETE FROM workflow_state WHERE id IN (SELECT id FROM picked)
             RETURNING workflow_id, key, value, version
         ), logged AS (
             INSERT INTO workflow_state_event (workflow_id, key, operation, old_value, old_version, actor, created_at)

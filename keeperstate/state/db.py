@@ -19,16 +19,20 @@ logger = logging.getLogger("keeperstate.state")
 LIVE_SQL = "(expires_at IS NULL OR expires_at > now())"
 
 
-def logged_delete_sql(where: str) -> str:
+def logged_delete_sql(where: str, *, pick: str | None = None) -> str:
     """One statement deleting the rows matching ``where`` and writing each deletion's history
     event with the deleter, ``%(execution)s`` and ``%(actor)s``; returns ``version`` per row.
 
     The history trigger sees the event and adds none, so nothing (no session setting, no
-    transaction-local variable) carries the deleter beyond this statement.
+    transaction-local variable) carries the deleter beyond this statement. ``pick`` (a query of
+    ids, e.g. ``… LIMIT n FOR UPDATE SKIP LOCKED``) is evaluated once, materialised: as an
+    ``id IN (…)`` subquery the planner may run it again per row and delete more than its limit.
     """
+    picked = f"picked AS MATERIALIZED ({pick}), " if pick else ""
+    condition = "id IN (SELECT id FROM picked)" if pick else where
     return f"""
-WITH gone AS (
-    DELETE FROM workflow_state WHERE {where}
+WITH {picked}gone AS (
+    DELETE FROM workflow_state WHERE {condition}
     RETURNING workflow_id, key, value, version
 ), logged AS (
     INSERT INTO workflow_state_event

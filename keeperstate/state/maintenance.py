@@ -21,11 +21,12 @@ from keeperstate.state.db import logged_delete_sql, storage_errors
 from keeperstate.state.values import encode_value
 
 SWEEP_SQL = logged_delete_sql(
-    """id IN (SELECT id FROM workflow_state
-               WHERE expires_at <= now()
-               ORDER BY expires_at
-               LIMIT %(limit)s
-               FOR UPDATE SKIP LOCKED)"""
+    "",
+    pick="""SELECT id FROM workflow_state
+             WHERE expires_at <= now()
+             ORDER BY expires_at
+             LIMIT %(limit)s
+             FOR UPDATE SKIP LOCKED""",
 )
 ADMIN_DELETE_SQL = logged_delete_sql("id = ANY(%(ids)s)")
 # The version the admin's update made names exactly one event of the key.
