@@ -11,14 +11,42 @@
   budget: write again on the exact path, ``keeperstate_lock_usage``). ``keeperstate_create_key``
   is a new key in one round trip.
 * The history trigger reads no setting: retention comes from ``keeperstate_setting`` every 16th
-  version of a key; a deleter writes its own event with its actor or execution.
+  version of a key; a deleter writes its own event with its actor or execution. It also writes
+  the tombstone of a deleted key (the separate state_tombstone trigger is gone), so a delete
+  checks its workflow once.
 * Redundant indexes dropped (Django's automatic foreign-key indexes whose column already leads a
   composite index): workflow_state(organization_id), workflow_state_tombstone(workflow_id),
   workflow_state_event(workflow_id), and workflow_state_event(execution_id), which no query
   uses. The plans of the queries they served, on a table of 20,000 rows in 200 workflows, after
   this migration:
 
-PLANS
+  cascade of the composite key (workflow delete, org move):
+    Index Only Scan using workflow_state_unique_key on workflow_state
+      Index Cond: ((organization_id = 1) AND (workflow_id = '…'::uuid))
+  an organization's expired rows (reclaim, org_usage):
+    Limit
+      ->  Index Scan using workflow_state_expiry_idx on workflow_state
+            Index Cond: (expires_at <= now())
+            Filter: (organization_id = 1)
+  tombstone of a key (version start):
+    Index Scan using workflow_state_tombstone_unique_key on workflow_state_tombstone
+      Index Cond: ((workflow_id = '…'::uuid) AND (key = 'k8'::text))
+  tombstones of a workflow (cascade):
+    Bitmap Heap Scan on workflow_state_tombstone
+      Recheck Cond: (workflow_id = '…'::uuid)
+      ->  Bitmap Index Scan on workflow_state_tombstone_unique_key
+            Index Cond: (workflow_id = '…'::uuid)
+  history of a key (trim, deleter's event):
+    Limit
+      ->  Index Only Scan using state_event_key_idx on workflow_state_event
+            Index Cond: ((workflow_id = '…'::uuid) AND (key = 'k207'::text))
+  history of a workflow (cascade, State panel):
+    Bitmap Heap Scan on workflow_state_event
+      Recheck Cond: (workflow_id = '…'::uuid)
+      ->  Bitmap Index Scan on state_event_key_idx
+            Index Cond: (workflow_id = '…'::uuid)
+  (With one organization in the table the planner prefers the global expiry index for the
+  second query; workflow_state_org_expiry_idx serves it once there are many organizations.)
 
 * The single-column foreign keys workflow_state(organization_id) → organization and
   workflow_state(workflow_id) → workflow are dropped: the composite key (workflow_id,
@@ -219,6 +247,10 @@ class Migration(migrations.Migration):
             model_name='workflowstate',
             name='state_history',
         ),
+        pgtrigger.migrations.RemoveTrigger(
+            model_name='workflowstate',
+            name='state_tombstone',
+        ),
         migrations.AlterField(
             model_name='workflowstate',
             name='organization',
@@ -250,7 +282,7 @@ class Migration(migrations.Migration):
         ),
         pgtrigger.migrations.AddTrigger(
             model_name='workflowstate',
-            trigger=pgtrigger.compiler.Trigger(name='state_history', sql=pgtrigger.compiler.UpsertTriggerSql(func="\n    IF TG_OP = 'UPDATE' THEN\n        IF NEW.version = OLD.version THEN\n            RETURN NULL;\n        END IF;\n    ELSIF TG_OP = 'DELETE' THEN\n        IF NOT EXISTS (SELECT 1 FROM workflow w WHERE w.id = OLD.workflow_id) THEN\n            RETURN NULL;\n        END IF;\n        IF EXISTS (SELECT 1 FROM workflow_state_event e\n                    WHERE e.workflow_id = OLD.workflow_id AND e.key = OLD.key\n                      AND e.operation = 'delete' AND e.old_version = OLD.version) THEN\n            RETURN NULL;\n        END IF;\n    END IF;\n    INSERT INTO workflow_state_event\n        (workflow_id, key, operation, old_value, new_value, old_version, new_version, execution_id, created_at)\n    VALUES (\n        COALESCE(NEW.workflow_id, OLD.workflow_id),\n        COALESCE(NEW.key, OLD.key),\n        lower(TG_OP),\n        CASE WHEN TG_OP = 'INSERT' THEN NULL ELSE OLD.value END,\n        CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.value END,\n        CASE WHEN TG_OP = 'INSERT' THEN NULL ELSE OLD.version END,\n        CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.version END,\n        CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.updated_by_execution_id END,\n        clock_timestamp()\n    );\n    IF TG_OP <> 'DELETE' AND NEW.version % 16 = 0 THEN\n        DELETE FROM workflow_state_event\n         WHERE id IN (SELECT e.id FROM workflow_state_event e\n                       WHERE e.workflow_id = NEW.workflow_id AND e.key = NEW.key\n                       ORDER BY e.id DESC\n                      OFFSET COALESCE((SELECT s.value FROM keeperstate_setting s\n                                        WHERE s.name = 'history_per_key'), 50));\n    END IF;\n    RETURN NULL;\n", hash='88a7e9a692aa2e14c6f2ead5b65f399df48fe663', operation='INSERT OR UPDATE OR DELETE', pgid='pgtrigger_state_history_471b7', table='workflow_state', when='AFTER')),
+            trigger=pgtrigger.compiler.Trigger(name='state_history', sql=pgtrigger.compiler.UpsertTriggerSql(func="\n    IF TG_OP = 'UPDATE' THEN\n        IF NEW.version = OLD.version THEN\n            RETURN NULL;\n        END IF;\n    ELSIF TG_OP = 'DELETE' THEN\n        IF NOT EXISTS (SELECT 1 FROM workflow w WHERE w.id = OLD.workflow_id) THEN\n            RETURN NULL;\n        END IF;\n        INSERT INTO workflow_state_tombstone (workflow_id, key, last_version)\n        VALUES (OLD.workflow_id, OLD.key, OLD.version)\n        ON CONFLICT (workflow_id, key) DO UPDATE\n           SET last_version = GREATEST(workflow_state_tombstone.last_version, EXCLUDED.last_version);\n        IF EXISTS (SELECT 1 FROM workflow_state_event e\n                    WHERE e.workflow_id = OLD.workflow_id AND e.key = OLD.key\n                      AND e.operation = 'delete' AND e.old_version = OLD.version) THEN\n            RETURN NULL;\n        END IF;\n    END IF;\n    INSERT INTO workflow_state_event\n        (workflow_id, key, operation, old_value, new_value, old_version, new_version, execution_id, created_at)\n    VALUES (\n        COALESCE(NEW.workflow_id, OLD.workflow_id),\n        COALESCE(NEW.key, OLD.key),\n        lower(TG_OP),\n        CASE WHEN TG_OP = 'INSERT' THEN NULL ELSE OLD.value END,\n        CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.value END,\n        CASE WHEN TG_OP = 'INSERT' THEN NULL ELSE OLD.version END,\n        CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.version END,\n        CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.updated_by_execution_id END,\n        clock_timestamp()\n    );\n    IF TG_OP <> 'DELETE' AND NEW.version % 16 = 0 THEN\n        DELETE FROM workflow_state_event\n         WHERE id IN (SELECT e.id FROM workflow_state_event e\n                       WHERE e.workflow_id = NEW.workflow_id AND e.key = NEW.key\n                       ORDER BY e.id DESC\n                      OFFSET COALESCE((SELECT s.value FROM keeperstate_setting s\n                                        WHERE s.name = 'history_per_key'), 50));\n    END IF;\n    RETURN NULL;\n", hash='adc496b41da98cea49dde1dbac62ac60f4ddaeae', operation='INSERT OR UPDATE OR DELETE', pgid='pgtrigger_state_history_471b7', table='workflow_state', when='AFTER')),
         ),
         pgtrigger.migrations.AddTrigger(
             model_name='workflowstate',

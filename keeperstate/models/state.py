@@ -35,7 +35,6 @@ from django.db.models.functions import Cast, Now
 from keeperstate.models.org import Organization
 from keeperstate.models.state_sql import (
     HISTORY_SQL,
-    TOMBSTONE_SQL,
     USAGE_DELETE_SQL,
     USAGE_INSERT_SQL,
     USAGE_UPDATE_SQL,
@@ -108,12 +107,6 @@ class WorkflowState(models.Model):
                 when=pgtrigger.Before,
                 operation=pgtrigger.Insert,
                 func=VERSION_START_SQL,
-            ),
-            pgtrigger.Trigger(
-                name="state_tombstone",
-                when=pgtrigger.After,
-                operation=pgtrigger.Delete,
-                func=TOMBSTONE_SQL,
             ),
             pgtrigger.Trigger(
                 name="state_history",

@@ -23,18 +23,6 @@ VERSION_START_SQL = """
     RETURN NEW;
 """
 
-# A row deleted while its workflow still exists leaves a tombstone with its last version.
-# When the workflow itself is being deleted there is nothing to remember (and nothing to
-# reference), hence the EXISTS.
-TOMBSTONE_SQL = """
-    INSERT INTO workflow_state_tombstone (workflow_id, key, last_version)
-    SELECT OLD.workflow_id, OLD.key, OLD.version
-     WHERE EXISTS (SELECT 1 FROM workflow w WHERE w.id = OLD.workflow_id)
-    ON CONFLICT (workflow_id, key) DO UPDATE
-       SET last_version = GREATEST(workflow_state_tombstone.last_version, EXCLUDED.last_version);
-    RETURN NULL;
-"""
-
 # Every change of a key becomes one event. Who made it: an insert or update names the
 # execution on the row. A delete has no new row, so a deleter that knows more than "the
 # database" (a run, an admin, the sweeper) writes the event itself in the same statement
@@ -43,9 +31,12 @@ TOMBSTONE_SQL = """
 # reused, so workflow, key and old version name one deletion) and adds nothing. A raw SQL
 # delete gets its event here, by "database".
 #
-# Events of a workflow that is being deleted are not written (its history goes with it). An
-# UPDATE that leaves the version alone (a workflow moved to another organization, an execution
-# deleted) is not a change of the key.
+# A row deleted while its workflow still exists also leaves a tombstone with its last version
+# (the key's next life continues from there). When the workflow itself is being deleted there
+# is nothing to remember and nothing to record: its history goes with it. Tombstone and event
+# share one trigger so a delete checks the workflow once. An UPDATE that leaves the version
+# alone (a workflow moved to another organization, an execution deleted) is not a change of the
+# key.
 #
 # Retention: instead of trimming on every write, every HISTORY_TRIM_EVERY-th version of a key
 # trims that key to the newest ``history_per_key`` events (keeperstate_setting), so a key holds
@@ -60,6 +51,10 @@ HISTORY_SQL = f"""
         IF NOT EXISTS (SELECT 1 FROM workflow w WHERE w.id = OLD.workflow_id) THEN
             RETURN NULL;
         END IF;
+        INSERT INTO workflow_state_tombstone (workflow_id, key, last_version)
+        VALUES (OLD.workflow_id, OLD.key, OLD.version)
+        ON CONFLICT (workflow_id, key) DO UPDATE
+           SET last_version = GREATEST(workflow_state_tombstone.last_version, EXCLUDED.last_version);
         IF EXISTS (SELECT 1 FROM workflow_state_event e
                     WHERE e.workflow_id = OLD.workflow_id AND e.key = OLD.key
                       AND e.operation = 'delete' AND e.old_version = OLD.version) THEN

@@ -79,12 +79,17 @@ class Command(BaseCommand):
     help = "Measure the state store against the physical floor (a plain table) and the table's own floor."
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("--iterations", type=int, default=1000, help="operations per measurement")
-        parser.add_argument("--repeat", type=int, default=3, help="rounds; each measurement keeps its best")
-        parser.add_argument("--quick", action="store_true", help="a short run (200 operations, one round)")
+        parser.add_argument("--iterations", type=int, default=None, help="operations per measurement and round")
+        parser.add_argument("--repeat", type=int, default=3, help="rounds, interleaved")
+        parser.add_argument(
+            "--quick", action="store_true", help="one round of 200 operations (or --iterations): checks it runs"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        iterations, repeat = (200, 1) if options["quick"] else (options["iterations"], options["repeat"])
+        if options["quick"]:
+            iterations, repeat = options["iterations"] or 200, 1
+        else:
+            iterations, repeat = options["iterations"] or 1000, options["repeat"]
         # DEBUG would make Django keep every query; the budget is raised so the organization of
         # 10,000 keys still accepts the measured creations.
         budget = max(ORG_SIZES) + 4 * iterations * CONCURRENT
@@ -313,7 +318,7 @@ class Bench:
         """Keys created per second by CONCURRENT threads (each its own connection), all in one
         organization or each in its own."""
         orgs = [self.org() for _ in range(CONCURRENT)] if spread else [self.org()] * CONCURRENT
-        per_thread = max(self.n // 2, KEYS_PER_WORKFLOW)
+        per_thread = max(self.n // 2, 10)
         targets = [self.fresh_workflows(org, -(-per_thread // KEYS_PER_WORKFLOW)) for org in orgs]
         barrier = threading.Barrier(CONCURRENT + 1)
         errors: list[BaseException] = []
