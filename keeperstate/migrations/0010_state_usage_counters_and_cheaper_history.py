@@ -106,15 +106,16 @@ $$;
 """
 
 LOCK_USAGE_SQL = """
--- The exact path: hold every usage shard of the organization, so no other writer has an
--- increment in flight that this transaction cannot see. Shards are created first (all of them,
--- so none can appear later outside the lock) and locked in shard order.
+-- The exact path: hold every increase shard (0-31) of the organization, so no other writer has
+-- an increase in flight that this transaction cannot see. Shards are created first (all of them,
+-- so none can appear later outside the lock) and locked in shard order. Decrease shards (32-63)
+-- are not locked.
 CREATE OR REPLACE FUNCTION keeperstate_lock_usage(p_org bigint) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO organization_state_usage (organization_id, shard, keys, bytes)
     SELECT p_org, s, 0, 0 FROM generate_series(0, 31) AS s
     ON CONFLICT (organization_id, shard) DO NOTHING;
-    PERFORM 1 FROM organization_state_usage WHERE organization_id = p_org ORDER BY shard FOR UPDATE;
+    PERFORM 1 FROM organization_state_usage WHERE organization_id = p_org AND shard < 32 ORDER BY shard FOR UPDATE;
 END;
 $$;
 """
@@ -124,14 +125,16 @@ CHECK_USAGE_SQL = """
 -- writer's transaction. The trigger has counted the write on the workflow's row (locked until
 -- commit: the ceiling is exact) and on one shard of the organization (the connection's).
 --
--- The organization's usage is the sum of its 32 shards. Another writer's increment is invisible
+-- The organization's usage is the sum of its shards. Another writer's increase is invisible
 -- until it commits, but each writer in flight holds the one shard it added to and added at most
 -- one key (and at most 16,384 bytes, the largest value as jsonb renders it), so the true usage
 -- is at most the visible sum plus 31 keys (31 x 16,384 bytes). Far from the budget that margin
 -- is harmless and no writer waits for another (the fast path, p_exact false). Within the margin
 -- it raises KS000, and the store writes again on the exact path (p_exact true): it first holds
--- every shard (keeperstate_lock_usage), so nothing is in flight and the sum is exact. A caller's
--- own transaction, which may write several keys, always takes the exact path.
+-- every increase shard (keeperstate_lock_usage), so no increase is in flight and the sum is
+-- exact (decreases in flight only make it cautious). A caller's own transaction, which may write
+-- several keys, always takes the exact path: it locks all shards in order before its first
+-- increase, so two such transactions cannot deadlock.
 --
 -- Counters count rows, expired ones too; only when a limit is passed are the scope's expired
 -- rows reclaimed and the counters read again. Still over: raise, which undoes the write.
@@ -290,11 +293,11 @@ class Migration(migrations.Migration):
         ),
         pgtrigger.migrations.AddTrigger(
             model_name='workflowstate',
-            trigger=pgtrigger.compiler.Trigger(name='state_usage_delete', sql=pgtrigger.compiler.UpsertTriggerSql(declare='DECLARE r record;', func='\n    INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)\n    SELECT d.organization_id, (pg_backend_pid() % 32), -count(*), -sum(d.size_bytes) FROM old_rows d\n     WHERE EXISTS (SELECT 1 FROM organization o WHERE o.id = d.organization_id)\n     GROUP BY d.organization_id ORDER BY d.organization_id\n    ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys + EXCLUDED.keys, bytes = u.bytes + EXCLUDED.bytes;\n    FOR r IN SELECT workflow_id, count(*) AS n FROM old_rows GROUP BY workflow_id ORDER BY workflow_id LOOP\n        UPDATE workflow_state_usage SET keys = keys - r.n WHERE workflow_id = r.workflow_id;\n    END LOOP;\n    RETURN NULL;\n', hash='8e29a28d79d0bd33a81c696bcb738ec87a5e569a', level='STATEMENT', operation='DELETE', pgid='pgtrigger_state_usage_delete_0bf72', referencing='REFERENCING OLD TABLE AS old_rows ', table='workflow_state', when='AFTER')),
+            trigger=pgtrigger.compiler.Trigger(name='state_usage_delete', sql=pgtrigger.compiler.UpsertTriggerSql(declare='DECLARE r record;', func='\n    INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)\n    SELECT d.organization_id, (32 + pg_backend_pid() % 32), -count(*), -sum(d.size_bytes) FROM old_rows d\n     WHERE EXISTS (SELECT 1 FROM organization o WHERE o.id = d.organization_id)\n     GROUP BY d.organization_id ORDER BY d.organization_id\n    ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys + EXCLUDED.keys, bytes = u.bytes + EXCLUDED.bytes;\n    FOR r IN SELECT workflow_id, count(*) AS n FROM old_rows GROUP BY workflow_id ORDER BY workflow_id LOOP\n        UPDATE workflow_state_usage SET keys = keys - r.n WHERE workflow_id = r.workflow_id;\n    END LOOP;\n    RETURN NULL;\n', hash='631bfe9099cea702b11e157e0d3f499cbb29be60', level='STATEMENT', operation='DELETE', pgid='pgtrigger_state_usage_delete_0bf72', referencing='REFERENCING OLD TABLE AS old_rows ', table='workflow_state', when='AFTER')),
         ),
         pgtrigger.migrations.AddTrigger(
             model_name='workflowstate',
-            trigger=pgtrigger.compiler.Trigger(name='state_usage_update', sql=pgtrigger.compiler.UpsertTriggerSql(condition='WHEN (OLD."size_bytes" IS DISTINCT FROM NEW."size_bytes" OR OLD."organization_id" IS DISTINCT FROM NEW."organization_id")', func='\n    INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)\n    SELECT c.org, (pg_backend_pid() % 32), sum(c.keys), sum(c.bytes)\n      FROM (VALUES (OLD.organization_id, -1, -OLD.size_bytes), (NEW.organization_id, 1, NEW.size_bytes))\n           AS c (org, keys, bytes)\n     WHERE EXISTS (SELECT 1 FROM organization o WHERE o.id = c.org)\n     GROUP BY c.org ORDER BY c.org\n    ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys + EXCLUDED.keys, bytes = u.bytes + EXCLUDED.bytes;\n    RETURN NULL;\n', hash='deccb3be6693e3d04162c8474925db9c022fe4b4', operation='UPDATE', pgid='pgtrigger_state_usage_update_dad89', table='workflow_state', when='AFTER')),
+            trigger=pgtrigger.compiler.Trigger(name='state_usage_update', sql=pgtrigger.compiler.UpsertTriggerSql(condition='WHEN (OLD."size_bytes" IS DISTINCT FROM NEW."size_bytes" OR OLD."organization_id" IS DISTINCT FROM NEW."organization_id")', func='\n    INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)\n    SELECT c.org, CASE WHEN sum(c.keys) > 0 OR sum(c.bytes) > 0 THEN (pg_backend_pid() % 32) ELSE (32 + pg_backend_pid() % 32) END,\n           sum(c.keys), sum(c.bytes)\n      FROM (VALUES (OLD.organization_id, -1, -OLD.size_bytes), (NEW.organization_id, 1, NEW.size_bytes))\n           AS c (org, keys, bytes)\n     WHERE EXISTS (SELECT 1 FROM organization o WHERE o.id = c.org)\n     GROUP BY c.org ORDER BY c.org\n    ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys + EXCLUDED.keys, bytes = u.bytes + EXCLUDED.bytes;\n    RETURN NULL;\n', hash='c29c4f58c8ef794d0d476a5d7efbb22dc64d5b39', operation='UPDATE', pgid='pgtrigger_state_usage_update_dad89', table='workflow_state', when='AFTER')),
         ),
         migrations.AddField(
             model_name='organizationstateusage',

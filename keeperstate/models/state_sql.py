@@ -90,10 +90,12 @@ HISTORY_SQL = f"""
 # store turns "rows" into "live keys" only when a limit would be passed (keeperstate_check_usage
 # reclaims the scope's expired rows and counts again), so a write never scans.
 #
-# An organization's counter is split in USAGE_SHARDS rows; a transaction adds to the row of its
-# connection (pg_backend_pid() modulo the shards) and the organization's usage is their sum. So
-# creators in one organization do not queue on one row lock until each commit's flush; how the
-# store stays exact with shards is told in keeperstate_check_usage (migration 0010).
+# An organization's counter is split in rows whose sum is its usage: a transaction adds to the
+# row of its connection (pg_backend_pid() modulo USAGE_SHARDS), so creators in one organization
+# do not queue on one row lock until each commit's flush. Decreases go to a second set of rows
+# (shards USAGE_SHARDS…2×USAGE_SHARDS-1), which the exact path never needs to lock: a decrease in
+# flight only makes a count cautious. How the store stays exact with shards is told in
+# keeperstate_check_usage (migration 0010).
 #
 # Inserts and deletes are counted per statement from transition tables: the sweeper's batch of
 # 1,000 rows is one update per organization and per workflow, not 1,000. Locks are taken in one
@@ -102,6 +104,7 @@ HISTORY_SQL = f"""
 # usage rows along (foreign keys ON DELETE CASCADE); the EXISTS guards skip it mid-cascade.
 USAGE_SHARDS = 32
 _SHARD = f"(pg_backend_pid() % {USAGE_SHARDS})"
+_DECREASE_SHARD = f"({USAGE_SHARDS} + pg_backend_pid() % {USAGE_SHARDS})"
 USAGE_INSERT_SQL = f"""
     INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)
     SELECT organization_id, {_SHARD}, count(*), sum(size_bytes) FROM new_rows
@@ -115,7 +118,7 @@ USAGE_INSERT_SQL = f"""
 
 USAGE_DELETE_SQL = f"""
     INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)
-    SELECT d.organization_id, {_SHARD}, -count(*), -sum(d.size_bytes) FROM old_rows d
+    SELECT d.organization_id, {_DECREASE_SHARD}, -count(*), -sum(d.size_bytes) FROM old_rows d
      WHERE EXISTS (SELECT 1 FROM organization o WHERE o.id = d.organization_id)
      GROUP BY d.organization_id ORDER BY d.organization_id
     ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys + EXCLUDED.keys, bytes = u.bytes + EXCLUDED.bytes;
@@ -133,7 +136,8 @@ USAGE_UPDATE_WHEN = (
 )
 USAGE_UPDATE_SQL = f"""
     INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)
-    SELECT c.org, {_SHARD}, sum(c.keys), sum(c.bytes)
+    SELECT c.org, CASE WHEN sum(c.keys) > 0 OR sum(c.bytes) > 0 THEN {_SHARD} ELSE {_DECREASE_SHARD} END,
+           sum(c.keys), sum(c.bytes)
       FROM (VALUES (OLD.organization_id, -1, -OLD.size_bytes), (NEW.organization_id, 1, NEW.size_bytes))
            AS c (org, keys, bytes)
      WHERE EXISTS (SELECT 1 FROM organization o WHERE o.id = c.org)

@@ -272,8 +272,9 @@ class _Current:
 
 
 def _create(params: dict[str, Any]) -> tuple[Any, ...] | None:
-    """Create a key that has no row (keeperstate_create_key); None when it has one."""
-    exact = connection.in_atomic_block
+    """Create a key that has no row (keeperstate_create_key); None when it has one. Near the
+    budget (KS000) the write is done again on the exact path."""
+    exact = connection.in_atomic_block  # a caller's transaction may write several keys
     try:
         return _one(CREATE_SQL, {**params, **_limits(exact)})
     except DatabaseError as exc:
@@ -286,9 +287,9 @@ def _locked_write(params: dict[str, Any], decide: Callable[[_Current], Any]) -> 
     """Write a key that has a row (or just lost it), then check the ceiling and the budget.
 
     ``decide`` sees the current row (locked) and returns the value to store, or raises. Near the
-    budget (KS000) the write is done again on the exact path.
+    budget (KS000), or inside a caller's transaction, it takes the exact path.
     """
-    exact = connection.in_atomic_block
+    exact = connection.in_atomic_block  # a caller's transaction may write several keys
     try:
         return _locked_attempt(params, decide, exact=exact)
     except DatabaseError as exc:

@@ -227,3 +227,33 @@ def test_counters_stay_exact_under_concurrent_creators_deleters_and_sweepers(org
 
     assert not [r for r in results if isinstance(r, Exception)]
     assert_exact()
+
+
+def test_transactions_that_create_three_keys_never_pass_the_budget(org, settings):
+    """Far enough from the budget for the fast path, each of 16 transactions creates three keys:
+    a transaction's later writes count exactly, so 20 + 48 wanted never pass a budget of 60."""
+    from django.db import transaction
+
+    from keeperstate.state.errors import StateOrgBudget
+    from keeperstate.state.store import StateScope
+    from tests.factories import make_workflow
+    from tests.state.test_usage_counters import assert_exact
+
+    settings.KEEPERSTATE_ORG_MAX_KEYS = 60
+    scopes = [StateScope(org.id, make_workflow(org, name=f"wf{i}").id) for i in range(WRITERS)]
+    for i in range(20):
+        state_set(scope=scopes[i % WRITERS], key=f"seed{i}", value=i)
+
+    def work(i: int) -> None:
+        with transaction.atomic():
+            for key in ("a", "b", "c"):
+                state_set(scope=scopes[i], key=key, value=i)
+
+    results = run_together(WRITERS, work)
+
+    committed = sum(not isinstance(r, Exception) for r in results)
+    assert all(isinstance(r, StateOrgBudget) for r in results if isinstance(r, Exception)), [
+        (type(r).__name__, getattr(r, "__cause__", None)) for r in results if isinstance(r, Exception)]
+    assert WorkflowState.objects.filter(organization=org).count() == 20 + 3 * committed <= 60
+    assert committed == 13  # (60 - 20) // 3: exact, no transaction refused while it would have fit
+    assert_exact()

@@ -202,7 +202,8 @@ class Bench:
                 params = {**base, "key": "hot", "value": str(CURSOR + i), "by": 1}
                 if kind == "cas":
                     params.update(key="cas", expected=versions[table])
-                    versions[table] = self.execute(FLOOR_STATEMENTS[kind], table, params)[0]
+                    row = self.execute(FLOOR_STATEMENTS[kind], table, params)
+                    versions[table] = row[0] if row else versions[table]
                 elif kind == "increment":
                     self.execute(FLOOR_STATEMENTS[kind], table, {**params, "key": "ctr"})
                 else:
