@@ -52,6 +52,9 @@
   workflow_state(workflow_id) → workflow are dropped: the composite key (workflow_id,
   organization_id) → workflow (id, organization_id) implies both, and each was a referential
   check on every insert.
+* workflow_state_event and workflow_state_tombstone lose their foreign key to workflow (its
+  referential check locked the workflow's row on every history event); a statement trigger on
+  workflow deletes them with their workflow, for the ORM and raw SQL alike.
 * workflow_state(workflow_id) stays: Django's delete collector and admin filter by it alone.
 """
 
@@ -326,6 +329,36 @@ class Migration(migrations.Migration):
             reverse_sql="""
                 ALTER TABLE organization_state_usage DROP CONSTRAINT organization_state_usage_organization_fk;
                 ALTER TABLE workflow_state_usage DROP CONSTRAINT workflow_state_usage_workflow_fk;
+            """,
+        ),
+        # History and tombstones go with their workflow by a trigger on workflow instead of a
+        # foreign key: the key's referential check ran on every history event, locking the
+        # workflow's row (FOR KEY SHARE, a write) on every state write.
+        migrations.RunSQL(
+            sql="""
+                ALTER TABLE workflow_state_event DROP CONSTRAINT workflow_state_event_workflow_fk;
+                ALTER TABLE workflow_state_tombstone DROP CONSTRAINT workflow_state_tombstone_workflow_fk;
+                CREATE FUNCTION keeperstate_workflow_state_history_gone() RETURNS trigger
+                LANGUAGE plpgsql AS $$
+                BEGIN
+                    DELETE FROM workflow_state_event WHERE workflow_id IN (SELECT id FROM gone);
+                    DELETE FROM workflow_state_tombstone WHERE workflow_id IN (SELECT id FROM gone);
+                    RETURN NULL;
+                END;
+                $$;
+                CREATE TRIGGER keeperstate_workflow_state_history_gone
+                    AFTER DELETE ON workflow REFERENCING OLD TABLE AS gone
+                    FOR EACH STATEMENT EXECUTE FUNCTION keeperstate_workflow_state_history_gone();
+            """,
+            reverse_sql="""
+                DROP TRIGGER keeperstate_workflow_state_history_gone ON workflow;
+                DROP FUNCTION keeperstate_workflow_state_history_gone();
+                ALTER TABLE workflow_state_tombstone
+                  ADD CONSTRAINT workflow_state_tombstone_workflow_fk
+                  FOREIGN KEY (workflow_id) REFERENCES workflow (id) ON DELETE CASCADE;
+                ALTER TABLE workflow_state_event
+                  ADD CONSTRAINT workflow_state_event_workflow_fk
+                  FOREIGN KEY (workflow_id) REFERENCES workflow (id) ON DELETE CASCADE;
             """,
         ),
         migrations.RunSQL(sql=RECLAIM_EXPIRED_SQL, reverse_sql="DROP FUNCTION keeperstate_reclaim_expired(bigint, uuid, integer);"),
