@@ -90,6 +90,10 @@ class ActionDefinition:
     # What an edge without a sourceHandle means (State Set: "success"); None = it is invalid.
     default_handle: str | None = None
     plan_gated: bool = False
+    # Whether running it can change anything outside the run (state, the network). The execution
+    # record is written after such nodes, so a run cut short still shows what it changed; a pure
+    # read (State Get, Condition) costs no write of its own.
+    side_effects: bool = True
 
     def config_field(self, name: str) -> ConfigField | None:
         return next((f for f in self.config_fields if f.name == name), None)

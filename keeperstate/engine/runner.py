@@ -44,8 +44,8 @@ class RunOutcome:
         return self.error is None
 
 
-# Called after each node with the results so far: the execution service records them, so a run
-# cut short by a dead process still shows what it did.
+# Called with the results so far after each node that may have changed something: the execution
+# service records them, so a run cut short by a dead process still shows what it did.
 ProgressHook = Callable[[dict[str, dict[str, Any]]], None]
 
 
@@ -81,8 +81,8 @@ def run_graph(
         if not result["success"] and outcome.error is None:
             outcome.error = f"Node '{labels[node_id]}' ({node_id}) failed: {result['error']}"
             outcome.error_code = result.get("code")
-        if on_progress is not None:
-            on_progress(outcome.results)
+        if on_progress is not None and node_id != order[-1] and _has_side_effects(graph, node_id):
+            on_progress(outcome.results)  # the last node's result is recorded with the run's end
     return outcome
 
 
@@ -139,6 +139,11 @@ def _edge_state(
     if wanted is None or handle is None or wanted == handle:
         return "live"
     return "dead"
+
+
+def _has_side_effects(graph: Graph, node_id: str) -> bool:
+    definition = get_action(graph.action_type(node_id) or "")
+    return definition.side_effects if definition else True
 
 
 def _default_handle(graph: Graph, node_id: str) -> str | None:

@@ -11,10 +11,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from django.conf import settings
 from django.db import connection
+
+from keeperstate.database import database_url
 
 MANAGE = str(Path(settings.BASE_DIR) / "manage.py")
 
@@ -31,13 +32,7 @@ FAST = {
 
 def child_database_url() -> str:
     """The test database as a DATABASE_URL, so children never start (or join) the embedded server."""
-    config = connection.settings_dict
-    options = config.get("OPTIONS") or {}
-    host = config.get("HOST") or options.get("host") or "localhost"
-    port = config.get("PORT") or options.get("port") or ""
-    password = f":{quote(config['PASSWORD'], safe='')}" if config.get("PASSWORD") else ""
-    netloc = f"{quote(config['USER'], safe='')}{password}@{quote(str(host), safe='')}"
-    return f"postgresql://{netloc}{':' + str(port) if port else ''}/{config['NAME']}"
+    return database_url(connection.settings_dict)
 
 
 def child_env(**extra: str) -> dict[str, str]:

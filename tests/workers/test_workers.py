@@ -160,3 +160,19 @@ def _answers(url: str) -> bool:
     except OSError:
         return False
     return True
+
+
+def test_bench_runs_measures_runs_against_their_floor_and_prints_json():
+    import io
+
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    call_command("bench_runs", "--seconds", "0.3", "--web", "1", "--workers", "1", "--burst", "4", stdout=out)
+
+    figures = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert set(figures["web"]) == {f"{kind}.web1.c{c}" for kind in ("monitor", "counter") for c in (1, 4, 16)}
+    assert figures["statements"]["monitor"]["statements"] >= 5
+    assert all(row["runs_per_s"] > 0 for row in figures["floor"].values())
+    assert {"monitor.c1_vs_floor", "counter.c1_vs_floor"} <= set(figures["targets"])
+    assert figures["queue"]["counter.workers1"]["runs"] == 4
