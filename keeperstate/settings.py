@@ -136,8 +136,10 @@ _options["options"] = f"{_options.get('options', '')} {_history_option}".strip()
 # Runs that nobody clicks (DESIGN.md §11): schedules, webhooks and async API runs execute on
 # Procrastinate workers (`manage.py worker`), which also run the scheduler and housekeeping.
 KEEPERSTATE_MIN_INTERVAL = env_int("KEEPERSTATE_MIN_INTERVAL", 10)
-# A running execution whose heartbeat (written with each node result) is older than this was left
-# behind by a dead process: housekeeping closes it as interrupted. Longer than any one node can take.
+# The process running an execution refreshes its heartbeat this often; an execution whose heartbeat
+# is older than RUN_STALE_SECONDS was left behind by a dead process: housekeeping closes it as
+# interrupted.
+KEEPERSTATE_RUN_HEARTBEAT_SECONDS = float(os.environ.get("KEEPERSTATE_RUN_HEARTBEAT_SECONDS", "10"))
 KEEPERSTATE_RUN_STALE_SECONDS = env_int("KEEPERSTATE_RUN_STALE_SECONDS", 60)
 KEEPERSTATE_IDEMPOTENCY_HOURS = env_int("KEEPERSTATE_IDEMPOTENCY_HOURS", 24)
 KEEPERSTATE_WEBHOOK_MAX_BYTES = env_int("KEEPERSTATE_WEBHOOK_MAX_BYTES", 256 * 1024)

@@ -1,10 +1,10 @@
 """The execution lifecycle: create and commit the record first, then run, then finish.
 
-The record is committed (``queued`` or ``running``) before any action runs, and every node's
-result is written as soon as it exists, so after any fault a client finds its run and what it
-did. A run is never replayed: only the process that moves an execution from ``queued`` to
-``running`` runs it, and a running execution whose process died is closed as ``interrupted`` by
-housekeeping (keeperstate.executions.housekeeping), never started again.
+The record is committed (``queued`` or ``running``) before any action runs, and the result of
+every node that may have changed something is written as soon as it exists, so after any fault a
+client finds its run and what it did. A run is never replayed: only the process that moves an
+execution from ``queued`` to ``running`` runs it, and a running execution whose process died is
+closed as ``interrupted`` by housekeeping (keeperstate.executions.housekeeping), never started again.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from django.utils import timezone
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.runner import RunOutcome, check_input, run_graph
 from keeperstate.errors import CodedError
+from keeperstate.executions.liveness import heartbeating
 from keeperstate.models import Workflow, WorkflowExecution
 
 logger = logging.getLogger(__name__)
@@ -167,7 +168,8 @@ def _execute(execution: WorkflowExecution, workflow: Workflow) -> None:
         )
 
     try:
-        outcome = run_graph(workflow.nodes, workflow.edges, execution.input, ctx, on_progress=record)
+        with heartbeating(execution.pk):
+            outcome = run_graph(workflow.nodes, workflow.edges, execution.input, ctx, on_progress=record)
     except DatabaseError:
         # The record cannot be written now; the client's answer says so (503), and housekeeping
         # closes the execution as interrupted with the node results recorded so far.

@@ -105,8 +105,8 @@ class WorkflowExecution(models.Model):
     queued_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
-    # Written with every recorded node result: a running execution whose heartbeat stops was
-    # left behind by a dead process, and housekeeping closes it as interrupted.
+    # Refreshed by the process running it (executions.liveness): a running execution whose
+    # heartbeat stops was left behind by a dead process, and housekeeping closes it as interrupted.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     scheduled_for = models.DateTimeField(null=True, blank=True)
     # A client's Idempotency-Key; released (set to NULL) after KEEPERSTATE_IDEMPOTENCY_HOURS.

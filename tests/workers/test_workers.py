@@ -86,6 +86,28 @@ def test_a_worker_killed_mid_run_leaves_it_interrupted_and_never_replayed(proces
     assert workflow.executions.filter(status="running").count() == 0
 
 
+def test_a_slow_run_of_a_live_worker_keeps_its_heartbeat_and_is_not_interrupted(processes, org, user):
+    nodes, edges = counter_graph("Manual")
+    workflow = workflow_create(organization=org, user=user, name="Counter", nodes=nodes, edges=edges)
+    start_run(workflow, {}, trigger="api")
+    processes.worker("patient")  # runs housekeeping too: stale after 3 s without a heartbeat
+
+    with psycopg.connect(child_database_url(), autocommit=False) as blocker:
+        blocker.execute("SELECT 1 FROM workflow_state WHERE workflow_id = %s FOR UPDATE", [workflow.pk])
+        slow = start_run(workflow, {}, trigger="webhook", background=True).execution
+        wait_until(lambda: status_of(slow) == "running", 30, "the worker to start the run")
+        seen = set()
+        deadline = time.monotonic() + 6  # twice the stale bound
+        while time.monotonic() < deadline:
+            seen.add(status_of(slow))
+            time.sleep(0.2)
+        blocker.rollback()
+
+    wait_until(lambda: status_of(slow) == "success", 30, "the slow run to finish")
+    assert seen == {"running"}
+    assert counted(workflow) == 2
+
+
 def test_a_queued_run_whose_worker_died_before_starting_it_runs_elsewhere(processes, org, user):
     nodes, edges = counter_graph("Manual")
     workflow = workflow_create(organization=org, user=user, name="Counter", nodes=nodes, edges=edges)
