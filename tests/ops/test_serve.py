@@ -112,3 +112,56 @@ def test_a_busy_port_fails_in_one_line_before_any_banner_and_leaves_no_pid(data_
     assert pid_list(data_dir) == []
     pid = postmaster_pid(data_dir)
     assert pid is None or not alive(pid)  # it started the embedded server, so it stopped it
+
+
+def test_serve_restarts_a_killed_web_server_on_the_same_socket(serve):
+    base = f"http://127.0.0.1:{serve.port}"
+    gunicorn = next(c.pid for c in _children(serve) if "gunicorn" in " ".join(c.cmdline()))
+
+    os.killpg(gunicorn, signal.SIGKILL)  # the arbiter and its workers
+    serve.wait_for_line("the web server (gunicorn)", 30, stream="err")
+
+    wait_until(lambda: _answers(base), 60, "the restarted web server")
+    assert log_in(base).status_code == 200
+
+
+def test_killing_serve_outright_stops_its_children_and_the_embedded_postgres(serve, data_dir):
+    children = [c.pid for c in _children(serve)]
+    postgres = postmaster_pid(data_dir)
+
+    os.kill(serve.pid, signal.SIGKILL)
+
+    wait_until(lambda: not any(alive(pid) for pid in children), 30, "the children to stop")
+    wait_until(lambda: not alive(postgres), 30, "the embedded Postgres to stop")
+    serve.process.wait(timeout=10)
+    assert pid_list(data_dir) == []
+
+
+def test_serve_starts_the_worker_when_the_command_exists(monkeypatch):
+    from keeperstate.management.commands import serve as serve_command
+
+    listener = socket.socket()
+    try:
+        monkeypatch.setattr(serve_command, "get_commands", lambda: {"worker": "keeperstate"})
+        with_worker = serve_command.Command()._children(listener, 2)
+        monkeypatch.setattr(serve_command, "get_commands", lambda: {})
+        without = serve_command.Command()._children(listener, 2)
+    finally:
+        listener.close()
+
+    assert [c.argv[-1] for c in with_worker] == ["warning", "worker"]
+    assert [c.name for c in without] == ["web server (gunicorn)"]
+
+
+def _children(serve: Managed) -> list:
+    import psutil
+
+    return psutil.Process(serve.pid).children()
+
+
+def _answers(base: str) -> bool:
+    try:
+        httpx.get(f"{base}/accounts/login/", timeout=2)
+    except httpx.HTTPError:
+        return False
+    return True
