@@ -96,3 +96,14 @@ def test_the_api_answers_coded_503_json_while_the_database_is_down(client, djang
     assert response.status_code == 503
     assert response.json()["code"] == "DATABASE_ERROR"
     assert_no_internals(response.content.decode())
+
+
+@pytest.mark.django_db
+def test_a_form_without_its_csrf_token_gets_a_plain_page_that_says_to_reload():
+    from django.test import Client
+
+    response = Client(enforce_csrf_checks=True).post("/accounts/login/", {"username": "x", "password": "y"})
+
+    assert response.status_code == 403
+    assert "Reload the page" in response.content.decode()
+    assert "CSRF" not in response.content.decode()

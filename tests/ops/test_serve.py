@@ -165,3 +165,26 @@ def _answers(base: str) -> bool:
     except httpx.HTTPError:
         return False
     return True
+
+
+@pytest.mark.parametrize("folder", ["unwritable", "not a folder", "broken database"])
+def test_a_bad_data_folder_fails_in_one_line_before_any_banner(tmp_path, folder):
+    data_dir = tmp_path / "data"
+    if folder == "unwritable":
+        data_dir = "/proc/keeperstate-cannot-be-here"
+    elif folder == "not a folder":
+        data_dir.mkdir()
+        (data_dir / "postgres").write_text("a file where the database folder belongs")
+    else:
+        (data_dir / "postgres").mkdir(parents=True)
+        (data_dir / "postgres" / "PG_VERSION").write_text("9\n")  # initdb is skipped; the start fails
+
+    process = Managed("serve", str(free_port()), data_dir=data_dir)
+    code = process.stop(sig=0, timeout=120)
+
+    assert code == 1
+    assert process.out == []
+    assert len(process.err) == 1, process.output()
+    assert process.err[0].startswith("KeeperState cannot start: ")
+    if folder != "unwritable":
+        assert pid_list(data_dir) == []
