@@ -20,6 +20,7 @@ from django.conf import settings
 from django.contrib.auth.hashers import check_password
 from django.core.management import call_command, get_commands
 from django.core.management.base import BaseCommand, CommandParser
+from django.db import connections
 
 from keeperstate import database
 from keeperstate.demo import DEMO_PASSWORD, DEMO_USERNAME, seed_demo
@@ -93,9 +94,16 @@ class Command(BaseCommand):
             sys.exit(1)  # through atexit: this process leaves the embedded server's list of users
         base = browse_url(host, port)
         self.stdout.write("KeeperState is starting: migrating, collecting static files, starting its processes…")
-        call_command("migrate", interactive=False, verbosity=0)
-        call_command("collectstatic", interactive=False, verbosity=0)
-        demo_lines = [] if options["no_demo"] else self._seed()
+        try:
+            call_command("migrate", interactive=False, verbosity=0)
+            call_command("collectstatic", interactive=False, verbosity=0)
+            demo_lines = [] if options["no_demo"] else self._seed()
+        except KeyboardInterrupt:
+            self.stdout.write("KeeperState stopped before it started.")
+            return
+        # serve itself needs the database no more: an idle connection held for days would only
+        # break with the server and keep a backend busy meanwhile.
+        connections.close_all()
 
         supervisor = Supervisor(self._children(listener, options["web_workers"]), log=self._log)
         try:
