@@ -9,12 +9,15 @@ The pages render without a request context: no session, no user, no query.
 
 from __future__ import annotations
 
+import logging
 import sys
 from typing import Any
 
-from django.db import DatabaseError
+from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template import loader
+
+logger = logging.getLogger("django.request")
 
 JSON_PREFIXES = ("/api/", "/hooks/")
 RETRY_AFTER_SECONDS = 5
@@ -42,8 +45,15 @@ def page_not_found(request: HttpRequest, exception: Exception | None = None) -> 
 
 def server_error(request: HttpRequest) -> HttpResponse:
     # Django calls handler500 inside its `except` block, so the exception is still at hand.
-    status = 503 if isinstance(sys.exc_info()[1], DatabaseError) else 500
-    return error_response(request, status)
+    exc = sys.exc_info()[1]
+    response = error_response(request, 503 if isinstance(exc, DatabaseError) else 500)
+    if isinstance(exc, OperationalError | InterfaceError):
+        # The database is unreachable: one line per request, not a hundred-line traceback for
+        # every request of an outage. Django logs anything else with its traceback.
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        logger.error("Service Unavailable: %s (database: %s)", request.path, first_line)
+        response._has_been_logged = True  # type: ignore[attr-defined]  # Django's own marker
+    return response
 
 
 def error_response(request: HttpRequest | None, status: int) -> HttpResponse:

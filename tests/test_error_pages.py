@@ -107,3 +107,21 @@ def test_a_form_without_its_csrf_token_gets_a_plain_page_that_says_to_reload():
     assert response.status_code == 403
     assert "Reload the page" in response.content.decode()
     assert "CSRF" not in response.content.decode()
+
+
+def test_an_unreachable_database_is_logged_in_one_line_per_request(client, django_user_model, database_down, caplog):
+    import logging
+
+    client.force_login(django_user_model.objects.create_superuser("root", password="pw-long-enough-1"))
+    client.raise_request_exception = False
+    request_log = logging.getLogger("django.request")  # it does not propagate to the root logger
+    request_log.addHandler(caplog.handler)
+    database_down()
+    try:
+        client.get("/admin/")
+    finally:
+        request_log.removeHandler(caplog.handler)
+
+    [record] = [r for r in caplog.records if r.name == "django.request"]
+    assert record.getMessage().startswith("Service Unavailable: /admin/ (database: ")
+    assert record.exc_info is None
