@@ -84,6 +84,7 @@ class Command(BaseCommand):
         parser.add_argument("addrport", nargs="?", default="127.0.0.1:8000", help="port, or address:port, to serve on")
         parser.add_argument("--no-demo", action="store_true", help="do not create the demo data")
         parser.add_argument("--web-workers", type=int, default=2, help="gunicorn worker processes (default 2)")
+        parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker (default 4)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -105,7 +106,7 @@ class Command(BaseCommand):
         # break with the server and keep a backend busy meanwhile.
         connections.close_all()
 
-        supervisor = Supervisor(self._children(listener, options["web_workers"]), log=self._log)
+        supervisor = Supervisor(self._children(listener, options["web_workers"], options["threads"]), log=self._log)
         try:
             supervisor.start_all()
             self._wait_until_listening(host, port, supervisor)
@@ -121,13 +122,15 @@ class Command(BaseCommand):
             listener.close()
         self.stdout.write("KeeperState stopped.")
 
-    def _children(self, listener: socket.socket, web_workers: int) -> list[ChildSpec]:
+    def _children(self, listener: socket.socket, web_workers: int, threads: int = 4) -> list[ChildSpec]:
         fd = listener.fileno()
         gunicorn = [
             sys.executable, "-m", "gunicorn", "keeperstate.wsgi:application",
             "--bind", f"fd://{fd}",
             "--chdir", str(settings.BASE_DIR),
             "--workers", str(max(1, web_workers)),
+            # Threads, so a webhook waiting for its run (?wait=30) does not hold a whole process.
+            "--threads", str(max(1, threads)),
             # A synchronous run may wait on HTTP Request actions (≤ 30 s each).
             "--timeout", "60",
             "--graceful-timeout", "10",
