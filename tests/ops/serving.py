@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -138,3 +139,10 @@ def stop_embedded_postgres(data_dir: Path) -> None:
     if pid is not None and alive(pid):
         os.kill(pid, signal.SIGQUIT)  # immediate shutdown
         wait_until(lambda: not alive(pid), 20, "the embedded Postgres to stop")
+
+
+# These processes always run on an embedded server of their own (DATABASE_URL is removed from
+# their environment), so CI's second run, on the Postgres server, would only repeat them.
+own_embedded_server = pytest.mark.skipif(
+    bool(os.environ.get("DATABASE_URL")), reason="uses its own embedded Postgres; the embedded run covers it"
+)

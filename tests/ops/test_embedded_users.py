@@ -10,7 +10,18 @@ import httpx
 import psutil
 import pytest
 
-from tests.ops.serving import Managed, alive, free_port, pid_list, postmaster_pid, stop_embedded_postgres, wait_until
+from tests.ops.serving import (
+    Managed,
+    alive,
+    free_port,
+    own_embedded_server,
+    pid_list,
+    postmaster_pid,
+    stop_embedded_postgres,
+    wait_until,
+)
+
+pytestmark = own_embedded_server
 
 CONNECT = "from django.db import connection; connection.ensure_connection(); print('connected', flush=True)"
 

@@ -14,11 +14,14 @@ from tests.ops.serving import (
     Managed,
     alive,
     free_port,
+    own_embedded_server,
     pid_list,
     postmaster_pid,
     stop_embedded_postgres,
     wait_until,
 )
+
+pytestmark = own_embedded_server
 
 START_TIMEOUT = 180  # a fresh data folder: initdb, migrations, collectstatic, gunicorn
 
