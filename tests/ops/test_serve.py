@@ -62,6 +62,7 @@ def test_serve_runs_gunicorn_with_static_files_and_sigterm_stops_everything(serv
     banner = serve.output()
     assert f"editor:         {base}/builder/" in banner  # a port-only address prints real URLs
     assert "log in as:      demo / keeperstate-demo" in banner
+    assert "started:        worker pid" in banner  # queued and scheduled runs
     children = serve.descendants()
     postgres = postmaster_pid(data_dir)
     assert postgres is not None

@@ -106,7 +106,10 @@ class Command(BaseCommand):
         # break with the server and keep a backend busy meanwhile.
         connections.close_all()
 
-        supervisor = Supervisor(self._children(listener, options["web_workers"], options["threads"]), log=self._log)
+        # 30 s to stop: a worker lets its running executions finish (an HTTP Request node may take 30 s).
+        supervisor = Supervisor(
+            self._children(listener, options["web_workers"], options["threads"]), log=self._log, stop_timeout=30
+        )
         try:
             supervisor.start_all()
             self._wait_until_listening(host, port, supervisor)
