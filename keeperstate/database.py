@@ -177,7 +177,34 @@ def exit_on_sigterm() -> None:
 
 
 def _exit(signum: int, _frame: Any) -> None:
+    if _in_event_loop():
+        # Raising inside a running asyncio loop tears it down mid-step, and a task that does not
+        # take cancellation well (a connection pool still opening) then hangs the shutdown for
+        # good. A library that needs an orderly stop (Procrastinate's worker) installs its own
+        # handler while it runs, so reaching here means nothing needs finishing: leave the
+        # embedded server's list (stopping it if we were its last user) and exit now.
+        _leave_embedded_server()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
     sys.exit(0)
+
+
+def _in_event_loop() -> bool:
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _leave_embedded_server() -> None:
+    """What atexit would do for the embedded server, for an exit that skips atexit."""
+    if _server is not None:
+        _forget_dead_users(_server.pgdata)
+        _server._cleanup()
 
 
 def embedded_server_pid() -> int | None:

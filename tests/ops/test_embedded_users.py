@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 import httpx
 import psutil
@@ -69,3 +70,20 @@ def _answers(port: int) -> bool:
     except httpx.HTTPError:
         return False
     return True
+
+
+@pytest.mark.parametrize("when", ["starting", "running"])
+def test_the_worker_leaves_and_stops_the_embedded_server_on_sigterm(data_dir, when):
+    migrate = Managed("migrate", "--verbosity", "0", data_dir=data_dir)
+    assert migrate.stop(sig=0, timeout=180) == 0, migrate.output()
+    worker = Managed("worker", data_dir=data_dir)
+    worker.wait_for_line("scheduler, housekeeping", 60)
+    if when == "running":  # Procrastinate's own handler has taken over: it stops gracefully
+        time.sleep(3)
+    server = postmaster_pid(data_dir)
+    assert pid_list(data_dir) == [worker.pid]
+
+    assert worker.stop(signal.SIGTERM, timeout=40) == 0, worker.output()
+
+    assert pid_list(data_dir) == []
+    wait_until(lambda: not alive(server), 30, "the embedded Postgres to stop")
