@@ -213,7 +213,7 @@ $$;
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('keeperstate', '0004_history_names_deleting_run'),
+        ('keeperstate', '0050_demo_seed'),
     ]
 
     operations = [

@@ -1,4 +1,5 @@
 from keeperstate.models.org import Membership, Organization
+from keeperstate.models.seeding import DemoSeed
 from keeperstate.models.state import (
     OrganizationStateUsage,
     StateSetting,
@@ -10,6 +11,7 @@ from keeperstate.models.state import (
 from keeperstate.models.workflow import Workflow, WorkflowExecution
 
 __all__ = [
+    "DemoSeed",
     "Membership",
     "Organization",
     "OrganizationStateUsage",
