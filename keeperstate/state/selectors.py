@@ -45,8 +45,8 @@ def org_usage(organization_id: int) -> OrgUsage:
     """
     with storage_errors("read"), connection.cursor() as cursor:
         cursor.execute(
-            "SELECT coalesce(sum(u.keys), 0) - (SELECT count(*) FROM workflow_state s "
-            "WHERE s.organization_id = %(org)s AND s.expires_at <= now()), coalesce(sum(u.bytes), 0) "
+            "SELECT (coalesce(sum(u.keys), 0) - (SELECT count(*) FROM workflow_state s "
+            "WHERE s.organization_id = %(org)s AND s.expires_at <= now()))::bigint, coalesce(sum(u.bytes), 0)::bigint "
             "FROM organization_state_usage u WHERE u.organization_id = %(org)s",
             {"org": organization_id},
         )

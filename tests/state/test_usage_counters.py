@@ -180,3 +180,5 @@ def test_org_usage_reads_the_counters_less_expired_rows(scope):
     usage = org_usage(scope.organization_id)
 
     assert (usage.live_keys, usage.stored_bytes) == (1, 3)
+    assert type(usage.live_keys) is int  # JSON numbers, not Decimal text
+    assert type(usage.stored_bytes) is int
