@@ -1,10 +1,12 @@
 from keeperstate.models.org import Membership, Organization
+from keeperstate.models.secret import OrganizationSecret
 from keeperstate.models.state import WorkflowState, WorkflowStateEvent, WorkflowStateTombstone
 from keeperstate.models.workflow import Workflow, WorkflowExecution
 
 __all__ = [
     "Membership",
     "Organization",
+    "OrganizationSecret",
     "Workflow",
     "WorkflowExecution",
     "WorkflowState",

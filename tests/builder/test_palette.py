@@ -115,7 +115,7 @@ def test_the_palette_check_catches_an_action_without_an_icon(client_as_alice, mo
     assert template is not None
     newcomer = ActionDefinition(
         id="Webhook Call", label="Webhook Call", group="Network", description="Call a URL.", icon="no-such-icon",
-        egress="user-chosen", config_fields=(), output_fields=(), handler=template.handler,
+        egress="user", config_fields=(), output_fields=(), handler=template.handler,
     )
     monkeypatch.setitem(registry._ACTIONS, newcomer.id, newcomer)
 
