@@ -200,8 +200,8 @@ HTTP_REQUEST = register(
         icon="http-request",
         egress="user",
         config_fields=(
-            ConfigField("method", "Method", "select", required=True, accepts_references=False, choices=METHODS,
-                        default="GET", help="The HTTP method.", check=check_method),
+            ConfigField("method", "Method", "select", accepts_references=False, choices=METHODS,
+                        default="GET", help="The HTTP method (default GET).", check=check_method),
             ConfigField("url", "URL", "text", required=True,
                         help="The http(s) address to call; type @ to build it from earlier nodes or a secret. "
                         "Private and internal addresses are refused.",
