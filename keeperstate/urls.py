@@ -5,6 +5,8 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.generic import RedirectView
 
+from keeperstate import demo_feed
+
 urlpatterns = [
     path("", RedirectView.as_view(url="/builder/", permanent=False)),
     path("admin/", admin.site.urls),
@@ -12,4 +14,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("keeperstate.api.urls")),
     path("builder/", include("builder.urls")),
+    # The demo's block feed and alert sink (keeperstate.demo_feed), which the demo monitor calls.
+    path("demo/feed/", demo_feed.feed, name="demo-feed"),
+    path("demo/alerts/", demo_feed.alerts, name="demo-alerts"),
 ]
