@@ -68,3 +68,25 @@ def foreign_workflow(other_org):
 
     nodes, edges = block_monitor_graph()
     return make_workflow(other_org, name="Globex monitor", user=make_user("bob", other_org), nodes=nodes, edges=edges)
+
+
+@pytest.fixture
+def server():
+    """A real HTTP server on 127.0.0.1 (tests/egress/server.py) for the HTTP Request tests."""
+    from tests.egress.server import LocalServer
+
+    started = LocalServer().start()
+    yield started
+    started.stop()
+
+
+@pytest.fixture
+def allow_server(settings, server):
+    """The local server's address is allowed (as host:port only); every other private address is not."""
+    settings.KEEPERSTATE_HTTP_ALLOW = [f"127.0.0.1:{server.port}"]
+    return server
+
+
+@pytest.fixture
+def allow_nothing(settings):
+    settings.KEEPERSTATE_HTTP_ALLOW = []

@@ -132,5 +132,6 @@ def test_an_existing_demo_monitor_follows_the_servers_address(transactional_db):
 
     _org, _user, moved = ensure_demo(password=None, base_url="http://127.0.0.1:9000")
 
-    urls = [n["data"]["config"].get("url") for n in moved.nodes if n["data"]["config"].get("actionType") == "HTTP Request"]
+    configs = [n["data"]["config"] for n in moved.nodes]
+    urls = [c["url"] for c in configs if c.get("actionType") == "HTTP Request"]
     assert urls == ["http://127.0.0.1:9000/demo/feed/", "http://127.0.0.1:9000/demo/alerts/"]

@@ -12,7 +12,6 @@ from keeperstate.engine.runner import run_workflow
 from keeperstate.models import OrganizationSecret
 from keeperstate.secrets.store import secret_put
 from tests.builder.test_references import chain, node, trigger
-from tests.egress.conftest import allow_server, server  # noqa: F401
 from tests.factories import make_workflow
 
 pytestmark = pytest.mark.django_db
