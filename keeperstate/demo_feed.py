@@ -44,7 +44,7 @@ def current_block() -> int:
 
 
 def block_seconds() -> int:
-    return max(1, int(getattr(settings, "KEEPERSTATE_DEMO_BLOCK_SECONDS", 5)))
+    return max(1, int(settings.KEEPERSTATE_DEMO_BLOCK_SECONDS))
 
 
 @require_GET

@@ -153,6 +153,8 @@ _options["options"] = f"{_options.get('options', '')} {_history_option}".strip()
 # workflow may reach although they are private) and the largest answer a run reads.
 KEEPERSTATE_HTTP_ALLOW = [h.strip() for h in os.environ.get("KEEPERSTATE_HTTP_ALLOW", "").split(",") if h.strip()]
 KEEPERSTATE_HTTP_MAX_BYTES = env_int("KEEPERSTATE_HTTP_MAX_BYTES", 1024 * 1024)
+# The demo's block feed (/demo/feed/) mines a block every this many seconds.
+KEEPERSTATE_DEMO_BLOCK_SECONDS = env_int("KEEPERSTATE_DEMO_BLOCK_SECONDS", 5)
 
 LOGGING = {
     "version": 1,
