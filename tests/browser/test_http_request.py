@@ -17,7 +17,6 @@ from tests.browser.helpers import (
     field,
     menu,
     open_editor,
-    pick_reference,
     result_row,
     run,
     save,
