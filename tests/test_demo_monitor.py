@@ -135,3 +135,32 @@ def test_an_existing_demo_monitor_follows_the_servers_address(transactional_db):
     configs = [n["data"]["config"] for n in moved.nodes]
     urls = [c["url"] for c in configs if c.get("actionType") == "HTTP Request"]
     assert urls == ["http://127.0.0.1:9000/demo/feed/", "http://127.0.0.1:9000/demo/alerts/"]
+
+
+@pytest.mark.concurrency
+def test_racing_runs_on_one_new_block_alert_once(demo, clock):
+    import threading
+
+    from django.db import connection
+
+    barrier = threading.Barrier(4)
+    statuses: list[str] = []
+
+    def one_run():
+        try:
+            barrier.wait(timeout=30)
+            statuses.append(run_workflow(demo, {}).status)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=one_run) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "a run did not finish"
+
+    # whoever lost the compare-and-set failed before alerting (or saw the block already stored)
+    assert len(statuses) == 4
+    assert DemoAlert.objects.count() == 1
+    assert WorkflowState.objects.get(workflow=demo, key="cursor").version == 1
