@@ -61,6 +61,13 @@ class SecretOrganizationQuery(_OrganizationInput):
     pass
 
 
+class SecretListQuery(WorkflowListQuery):
+    organization = serializers.CharField(
+        required=False, allow_blank=True, max_length=100,
+        help_text="Only the secrets of this organization (slug or id).",
+    )
+
+
 def _checked(check: Any, value: Any) -> Any:
     try:
         return check(value)
@@ -83,11 +90,11 @@ class SecretListView(_SecretsView):
 
     @extend_schema(
         summary="Your organizations' secrets: names and dates, never values",
-        parameters=[WorkflowListQuery],
+        parameters=[SecretListQuery],
         responses={200: SecretOutput(many=True), **errors(400, 401)},
     )
     def get(self, request: Request) -> Response:
-        query = WorkflowListQuery(data=request.query_params)
+        query = SecretListQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         secrets = secrets_of(organizations_of(request.user)).filter(query.organization_filter())
         page = self.paginate_queryset(secrets)

@@ -144,3 +144,15 @@ def test_direct_node_execution_has_no_secrets(api_key, org):
 
     assert result["code"] == "TEMPLATE_UNRESOLVED"
     assert "outside a workflow" in result["error"]
+
+
+def test_validator_accepts_a_secret_reference_and_refuses_a_bad_name():
+    from keeperstate.engine.validation import validate_graph
+
+    good, edges = chain(("call", "Call", {"actionType": "HTTP Request", "url": "https://x.example/",
+                                          "headers": {"Authorization": f"Bearer {TOKEN}"}}))
+    bad, _ = chain(("call", "Call", {"actionType": "HTTP Request", "url": "https://x.example/<<@__secrets:Secrets.a-b>>"}))
+
+    assert validate_graph(good, edges).valid
+    report = validate_graph(bad, edges)
+    assert [(f.field, f.code) for f in report.errors] == [("url", "REFERENCE_INVALID")]
