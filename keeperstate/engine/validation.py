@@ -172,7 +172,7 @@ def field_problem(config_field: ConfigField, raw: Any) -> tuple[str, str] | None
                 f"{config_field.label} takes a whole number or exactly one @ reference, nothing around it.",
             )
         return None
-    if config_field.kind == "select" and raw not in config_field.choices and config_field.check is None:
+    if config_field.kind == "select" and raw not in config_field.choices:
         return (
             "INVALID_CHOICE",
             f"{config_field.label} must be one of: {', '.join(config_field.choices)}.",
