@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "procrastinate.contrib.django",
     "keeperstate.apps.KeeperStateConfig",
     "builder.apps.BuilderConfig",
 ]
@@ -156,6 +157,26 @@ KEEPERSTATE_HTTP_MAX_BYTES = env_int("KEEPERSTATE_HTTP_MAX_BYTES", 1024 * 1024)
 # The demo's block feed (/demo/feed/) mines a block every this many seconds.
 KEEPERSTATE_DEMO_BLOCK_SECONDS = env_int("KEEPERSTATE_DEMO_BLOCK_SECONDS", 5)
 
+# Runs that nobody clicks (DESIGN.md §11): schedules, webhooks and async API runs execute on
+# Procrastinate workers (`manage.py worker`), which also run the scheduler and housekeeping.
+KEEPERSTATE_MIN_INTERVAL = env_int("KEEPERSTATE_MIN_INTERVAL", 10)
+# The process running an execution refreshes its heartbeat this often; an execution whose heartbeat
+# is older than RUN_STALE_SECONDS was left behind by a dead process: housekeeping closes it as
+# interrupted.
+KEEPERSTATE_RUN_HEARTBEAT_SECONDS = float(os.environ.get("KEEPERSTATE_RUN_HEARTBEAT_SECONDS", "10"))
+KEEPERSTATE_RUN_STALE_SECONDS = env_int("KEEPERSTATE_RUN_STALE_SECONDS", 60)
+KEEPERSTATE_IDEMPOTENCY_HOURS = env_int("KEEPERSTATE_IDEMPOTENCY_HOURS", 24)
+KEEPERSTATE_WEBHOOK_MAX_BYTES = env_int("KEEPERSTATE_WEBHOOK_MAX_BYTES", 256 * 1024)
+KEEPERSTATE_WEBHOOK_MAX_WAIT = 30
+# How often a worker looks for due schedule ticks and does housekeeping, and how it tells the
+# others it is alive (a worker silent for WORKER_STALLED_SECONDS is dead: its jobs are retried,
+# which never replays a run that had started).
+KEEPERSTATE_SCHEDULER_POLL_SECONDS = float(os.environ.get("KEEPERSTATE_SCHEDULER_POLL_SECONDS", "1"))
+KEEPERSTATE_HOUSEKEEPING_SECONDS = float(os.environ.get("KEEPERSTATE_HOUSEKEEPING_SECONDS", "10"))
+KEEPERSTATE_WORKER_HEARTBEAT_SECONDS = float(os.environ.get("KEEPERSTATE_WORKER_HEARTBEAT_SECONDS", "10"))
+KEEPERSTATE_WORKER_STALLED_SECONDS = float(os.environ.get("KEEPERSTATE_WORKER_STALLED_SECONDS", "30"))
+KEEPERSTATE_WORKER_CONCURRENCY = env_int("KEEPERSTATE_WORKER_CONCURRENCY", 4)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -192,3 +213,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
 }
+
+# The only module that defines Procrastinate tasks (no autodiscovery across apps).
+PROCRASTINATE_AUTODISCOVER_MODULE_NAME = ""
+PROCRASTINATE_IMPORT_PATHS = ["keeperstate.executions.tasks"]

@@ -6,6 +6,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 
 from keeperstate import demo_feed
+from keeperstate.api.webhooks import WebhookView
 
 urlpatterns = [
     path("", RedirectView.as_view(url="/builder/", permanent=False)),
@@ -13,6 +14,7 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("keeperstate.api.urls")),
+    path("hooks/<str:workflow_id>/", WebhookView.as_view(), name="webhook"),
     path("builder/", include("builder.urls")),
     # The demo's block feed and alert sink (keeperstate.demo_feed), which the demo monitor calls.
     path("demo/feed/", demo_feed.feed, name="demo-feed"),

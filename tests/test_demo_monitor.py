@@ -10,8 +10,8 @@ from django.test import Client
 
 from keeperstate import demo_feed
 from keeperstate.demo import ensure_demo, live_block_monitor_graph
-from keeperstate.engine.runner import run_workflow
 from keeperstate.engine.validation import validate_graph
+from keeperstate.executions import run_workflow
 from keeperstate.models import DemoAlert, WorkflowState
 from keeperstate.secrets.vault import SecretVault
 

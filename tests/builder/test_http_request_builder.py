@@ -8,7 +8,7 @@ import json
 import pytest
 
 from builder.forms import normalise_graph
-from keeperstate.engine.runner import run_workflow
+from keeperstate.executions import run_workflow
 from keeperstate.models import OrganizationSecret
 from keeperstate.secrets.store import secret_put
 from tests.builder.test_references import chain, node, trigger

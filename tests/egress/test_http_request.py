@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from keeperstate.engine.context import RunContext
-from keeperstate.engine.runner import run_action, run_workflow
+from keeperstate.engine.runner import run_action
+from keeperstate.executions import run_workflow
 from tests.factories import make_workflow
 
 

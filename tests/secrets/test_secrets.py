@@ -9,7 +9,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from keeperstate.engine.runner import run_workflow
+from keeperstate.executions import run_workflow
 from keeperstate.models import WorkflowState
 from keeperstate.secrets.redaction import REDACTED, RedactSecrets, redacting
 from keeperstate.secrets.store import secret_put
