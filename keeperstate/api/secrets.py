@@ -18,6 +18,7 @@ from rest_framework.response import Response
 
 from keeperstate.access import organizations_of
 from keeperstate.api.authentication import api_authentication_classes
+from keeperstate.api.fields import TextField
 from keeperstate.api.metadata import ApiMetadata
 from keeperstate.api.pagination import Pagination
 from keeperstate.api.parsers import JSONParser
@@ -46,7 +47,7 @@ class SecretOutput(serializers.ModelSerializer):
 
 
 class SecretPutInput(_OrganizationInput):
-    value = serializers.CharField(
+    value = TextField(
         trim_whitespace=False,
         max_length=MAX_SECRET_BYTES,
         help_text=f"The secret (at most {MAX_SECRET_BYTES} bytes). Stored encrypted; never returned.",
@@ -91,7 +92,7 @@ class SecretListView(_SecretsView):
     @extend_schema(
         summary="Your organizations' secrets: names and dates, never values",
         parameters=[SecretListQuery],
-        responses={200: SecretOutput(many=True), **errors(400, 401)},
+        responses={200: SecretOutput(many=True), **errors(400, 401, 404)},
     )
     def get(self, request: Request) -> Response:
         query = SecretListQuery(data=request.query_params)

@@ -221,7 +221,6 @@ class Resolver:
             raise _Unresolved(f"node '{ref.node_id}' failed")
         return walk(result.get("data"), steps, ref.path)
 
-
     def _secret(self, steps: list[str | int]) -> str:
         name = steps[0]
         if len(steps) != 1 or not isinstance(name, str):
