@@ -1,29 +1,46 @@
-"""The demo organization, user and "Block monitor" workflow that `manage.py serve` creates.
+"""The demo organization, user and workflows that `manage.py serve` creates, each once.
+
+Every piece (the organization, the user, each demo workflow) is created at most once per
+database: a ``DemoSeed`` row records it, so a person's changes stick. A renamed or deleted demo
+workflow is not recreated, the demo user's password is set only when the user is created, and
+a demo workflow added to ``DEMO_WORKFLOWS`` in a later release appears on the next start.
 
 ``block_monitor_graph`` is the reference monitor driven by its input (``{"block": 100}``), used by
-the README's API session and the tests; the demo organization gets ``live_block_monitor_graph``,
-which fetches the demo's own block feed and posts alerts (keeperstate.demo_feed)."""
+the README's API session and the tests; the demo organization's Block monitor is
+``live_block_monitor_graph``, which fetches the demo's own block feed and posts alerts
+(keeperstate.demo_feed) with an organization secret.
+"""
 
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import connection, transaction
 
 from keeperstate.demo_feed import ALERTS_SECRET
-from keeperstate.models import Membership, Organization, OrganizationSecret, Workflow
+from keeperstate.models import DemoSeed, Membership, Organization, OrganizationSecret, Workflow
 from keeperstate.secrets.store import secret_put
+from keeperstate.workflows import workflow_create, workflow_update
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "keeperstate-demo"  # noqa: S105 - printed for the local embedded database only
+DEMO_ORG_SLUG = "demo"
 MONITOR_NAME = "Block monitor"
 MONITOR_DESCRIPTION = "Watches the demo block feed, remembers the last block seen and alerts once per new block."
+# Seed markers of the pieces the live monitor added (see seed_demo): never rename them.
+ALERTS_SEED = "alerts-token"
+LIVE_MONITOR_SEED = "block-monitor-live"
+
+Graph = tuple[list[dict[str, Any]], list[dict[str, Any]]]
 
 
-def block_monitor_graph() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Trigger → State Get cursor → Condition (new block?) → State Set cursor with CAS."""
+def block_monitor_graph(base_url: str = "") -> Graph:
+    """Trigger → State Get cursor → Condition (new block?) → State Set cursor with CAS, driven by
+    the run input (``{"block": 100}``); it calls nothing, so it ignores ``base_url``."""
     nodes = [
         {
             "id": "trigger",
@@ -81,7 +98,7 @@ ALERTS_PATH = "/demo/alerts/"
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 
 
-def live_block_monitor_graph(base_url: str = DEFAULT_BASE_URL) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def live_block_monitor_graph(base_url: str = DEFAULT_BASE_URL) -> Graph:
     """The demo organization's monitor: fetch the demo feed's latest block with HTTP Request,
     keep the cursor with compare-and-set, and post one alert per new block.
 
@@ -141,43 +158,190 @@ def _point_at(nodes: list[Any], base_url: str) -> list[Any] | None:
     return out if changed else None
 
 
-@transaction.atomic
-def ensure_demo(
-    *, password: str | None = DEMO_PASSWORD, base_url: str = DEFAULT_BASE_URL
-) -> tuple[Organization, Any, Workflow]:
-    """Create the demo organization, user, alerts secret and workflow if missing; idempotent.
-    An existing demo monitor is pointed at ``base_url``; one still holding the old input-driven
-    graph, untouched, becomes the live one."""
-    org, _ = Organization.objects.get_or_create(slug="demo", defaults={"name": "Demo organization"})
-    user_model = get_user_model()
-    user, created = user_model.objects.get_or_create(username=DEMO_USERNAME)
-    if created or password is not None:
-        if password is None:
-            user.set_unusable_password()
-        else:
-            user.set_password(password)
-        user.is_staff = True
-        user.is_superuser = True
-        user.save()
-    Membership.objects.get_or_create(user=user, organization=org, defaults={"role": Membership.Role.OWNER})
+def heartbeat_graph(base_url: str = "") -> Graph:
+    """Schedule (every 15 s) → State Increment beats → State Set lastBeat: runs by itself.
+    (It calls nothing, so it ignores ``base_url``.)"""
+    nodes = [
+        {
+            "id": "trigger",
+            "type": "trigger",
+            "position": {"x": 0, "y": 0},
+            "data": {"label": "Every 15 s", "type": "trigger",
+                     "config": {"triggerType": "Schedule", "interval": 15, "overlap": "skip"}},
+        },
+        {
+            "id": "count-1",
+            "type": "action",
+            "position": {"x": 0, "y": 120},
+            "data": {"label": "Count beats", "type": "action",
+                     "config": {"actionType": "State Increment", "key": "beats"}},
+        },
+        {
+            "id": "state-set-1",
+            "type": "action",
+            "position": {"x": 0, "y": 240},
+            "data": {"label": "Remember the tick", "type": "action",
+                     "config": {"actionType": "State Set", "key": "lastBeat",
+                                "value": "<<@trigger:Every 15 s.scheduledFor>>"}},
+        },
+    ]
+    edges = [
+        {"id": "e1", "source": "trigger", "target": "count-1"},
+        {"id": "e2", "source": "count-1", "target": "state-set-1"},
+    ]
+    return nodes, edges
+
+
+@dataclass(frozen=True)
+class DemoWorkflow:
+    """A workflow the demo organization starts with.
+
+    ``key`` names it for good (its seed marker), so never change a key once released; ``name``
+    may change freely. ``changes`` go through ``workflow_update`` after creation (for example
+    ``{"active": True}`` for a scheduled demo), so the demo is made by the same services as any
+    workflow.
+    """
+
+    key: str
+    name: str
+    description: str
+    graph: Callable[[str], Graph]  # given the site's own base URL (the live monitor calls it)
+    changes: dict[str, Any] = field(default_factory=dict)
+
+
+# Add demo workflows here; each is created once, in this order.
+DEMO_WORKFLOWS: list[DemoWorkflow] = [
+    DemoWorkflow(
+        key="block-monitor",
+        name=MONITOR_NAME,
+        description=MONITOR_DESCRIPTION,
+        graph=live_block_monitor_graph,
+    ),
+    DemoWorkflow(
+        key="heartbeat",
+        name="Heartbeat",
+        description="Runs by itself every 15 seconds (a Schedule trigger, active): counts its beats and "
+        "remembers the last tick. Watch the runs arrive in the editor.",
+        graph=heartbeat_graph,
+        changes={"active": True},
+    ),
+]
+
+
+@dataclass
+class SeededDemo:
+    """What the database holds of the demo after seeding (None: a person deleted it)."""
+
+    organization: Organization | None
+    user: Any
+    user_created: bool
+    workflows: dict[str, Workflow | None]
+    created: list[str]  # seed keys created by this call
+
+    @property
+    def monitor(self) -> Workflow | None:
+        return self.workflows.get("block-monitor")
+
+
+def seed_demo(
+    *,
+    password: str | None = DEMO_PASSWORD,
+    workflows: list[DemoWorkflow] | None = None,
+    base_url: str = DEFAULT_BASE_URL,
+) -> SeededDemo:
+    """Create whatever part of the demo was never created; touch nothing that was.
+
+    ``password`` is the new demo user's password (None: an unusable one, so it cannot log in
+    until someone sets one). Safe from several processes at once: one transaction under an
+    advisory lock, so two starts cannot both create the same piece.
+    """
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(hashtext('keeperstate.demo_seed'))")
+        done = dict(DemoSeed.objects.values_list("key", "workflow_id"))
+        created: list[str] = []
+
+        org = Organization.objects.filter(slug=DEMO_ORG_SLUG).first()
+        if "organization" not in done:
+            if org is None:
+                org = Organization.objects.create(slug=DEMO_ORG_SLUG, name="Demo organization")
+            created.append("organization")
+
+        user_model = get_user_model()
+        user = user_model.objects.filter(username=DEMO_USERNAME).first()
+        user_created = False
+        if "user" not in done:
+            if user is None:
+                user = user_model(username=DEMO_USERNAME, is_staff=True, is_superuser=True)
+                if password is None:
+                    user.set_unusable_password()
+                else:
+                    user.set_password(password)
+                user.save()
+                user_created = True
+            created.append("user")
+        if user is not None and org is not None and {"organization", "user"} & set(created):
+            Membership.objects.get_or_create(user=user, organization=org, defaults={"role": Membership.Role.OWNER})
+
+        found: dict[str, Workflow | None] = {}
+        for demo in DEMO_WORKFLOWS if workflows is None else workflows:
+            if demo.key in done:
+                marked = done[demo.key]
+                found[demo.key] = Workflow.objects.alive().filter(pk=marked).first() if marked else None
+                continue
+            if org is None:  # the demo organization was deleted: nowhere to put it
+                found[demo.key] = None
+                continue
+            # A database seeded before markers existed already has it under its name: adopt it.
+            workflow = Workflow.objects.alive().filter(organization=org, name=demo.name).first()
+            if workflow is None:
+                nodes, edges = demo.graph(base_url)
+                workflow = workflow_create(
+                    organization=org, user=user, name=demo.name, description=demo.description, nodes=nodes, edges=edges
+                )
+                if demo.changes:
+                    workflow = workflow_update(workflow, **demo.changes)
+            done[demo.key] = workflow.pk
+            found[demo.key] = workflow
+            created.append(demo.key)
+
+        if org is not None and ALERTS_SEED not in done:
+            _seed_alerts_token(org)
+            created.append(ALERTS_SEED)
+        if LIVE_MONITOR_SEED not in done:
+            _make_monitor_live(found.get("block-monitor"), base_url)
+            created.append(LIVE_MONITOR_SEED)
+
+        DemoSeed.objects.bulk_create([DemoSeed(key=key, workflow_id=done.get(key)) for key in created])
+    return SeededDemo(organization=org, user=user, user_created=user_created, workflows=found, created=created)
+
+
+def _seed_alerts_token(org: Organization) -> None:
+    """The secret the demo alerts endpoint checks, and the live monitor sends as its bearer token."""
     if not OrganizationSecret.objects.filter(organization=org, name=ALERTS_SECRET).exists():
         secret_put(organization=org, name=ALERTS_SECRET, value=secrets.token_urlsafe(24))
-    workflow = Workflow.objects.alive().filter(organization=org, name=MONITOR_NAME).first()
-    if workflow is None:
+
+
+def _make_monitor_live(workflow: Workflow | None, base_url: str) -> None:
+    """A database seeded before the live monitor has the input-driven one: replace it once, and
+    only if nobody changed it since it was seeded."""
+    if workflow is not None and (workflow.nodes, workflow.edges) == block_monitor_graph():
         nodes, edges = live_block_monitor_graph(base_url)
-        workflow = Workflow.objects.create(
-            organization=org,
-            name=MONITOR_NAME,
-            description=MONITOR_DESCRIPTION,
-            nodes=nodes,
-            edges=edges,
-            created_by=user,
-        )
-    elif (workflow.nodes, workflow.edges) == tuple(block_monitor_graph()):
-        workflow.nodes, workflow.edges = live_block_monitor_graph(base_url)
-        workflow.description = MONITOR_DESCRIPTION
-        workflow.save(update_fields=["nodes", "edges", "description", "updated_at"])
-    elif (moved := _point_at(workflow.nodes, base_url)) is not None:
-        workflow.nodes = moved
-        workflow.save(update_fields=["nodes", "updated_at"])
-    return org, user, workflow
+        workflow_update(workflow, nodes=nodes, edges=edges, description=MONITOR_DESCRIPTION)
+
+
+def point_demo_at(base_url: str) -> None:
+    """Move the seeded monitor's demo URLs to where the site is served now (``serve`` on another
+    address than at seeding); URLs that do not name the demo's own endpoints are left alone."""
+    marker = DemoSeed.objects.filter(key="block-monitor").values_list("workflow_id", flat=True).first()
+    workflow = Workflow.objects.alive().filter(pk=marker).first() if marker else None
+    if workflow is not None and (moved := _point_at(workflow.nodes, base_url)) is not None:
+        workflow_update(workflow, nodes=moved)
+
+
+def ensure_demo(
+    *, password: str | None = DEMO_PASSWORD, base_url: str = DEFAULT_BASE_URL
+) -> tuple[Organization | None, Any, Workflow | None]:
+    """``seed_demo`` as (organization, user, Block monitor), for callers that want those three."""
+    demo = seed_demo(password=password, base_url=base_url)
+    return demo.organization, demo.user, demo.monitor

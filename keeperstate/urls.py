@@ -20,3 +20,9 @@ urlpatterns = [
     path("demo/feed/", demo_feed.feed, name="demo-feed"),
     path("demo/alerts/", demo_feed.alerts, name="demo-alerts"),
 ]
+
+# Plain pages without internals; a database outage answers 503 (keeperstate/error_pages.py).
+handler400 = "keeperstate.error_pages.bad_request"
+handler403 = "keeperstate.error_pages.permission_denied"
+handler404 = "keeperstate.error_pages.page_not_found"
+handler500 = "keeperstate.error_pages.server_error"

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from keeperstate import demo_feed
-from keeperstate.demo import ensure_demo, live_block_monitor_graph
+from keeperstate.demo import block_monitor_graph, ensure_demo, live_block_monitor_graph, point_demo_at
 from keeperstate.engine.validation import validate_graph
 from keeperstate.executions import run_workflow
 from keeperstate.models import DemoAlert, WorkflowState
@@ -120,7 +120,9 @@ def test_serve_allows_only_its_own_address(monkeypatch, settings):
     monkeypatch.delenv("KEEPERSTATE_HTTP_ALLOW", raising=False)
     settings.KEEPERSTATE_HTTP_ALLOW = []
 
-    assert allow_own_address("0.0.0.0:8080") == "http://127.0.0.1:8080"
+    allow_own_address("http://127.0.0.1:8080")
+    allow_own_address("http://127.0.0.1:8080")
+
     assert settings.KEEPERSTATE_HTTP_ALLOW == ["127.0.0.1:8080"]
     import os
 
@@ -130,9 +132,10 @@ def test_serve_allows_only_its_own_address(monkeypatch, settings):
 def test_an_existing_demo_monitor_follows_the_servers_address(transactional_db):
     _org, _user, workflow = ensure_demo(password=None, base_url="http://127.0.0.1:8000")
 
-    _org, _user, moved = ensure_demo(password=None, base_url="http://127.0.0.1:9000")
+    point_demo_at("http://127.0.0.1:9000")
 
-    configs = [n["data"]["config"] for n in moved.nodes]
+    workflow.refresh_from_db()
+    configs = [n["data"]["config"] for n in workflow.nodes]
     urls = [c["url"] for c in configs if c.get("actionType") == "HTTP Request"]
     assert urls == ["http://127.0.0.1:9000/demo/feed/", "http://127.0.0.1:9000/demo/alerts/"]
 
@@ -164,3 +167,27 @@ def test_racing_runs_on_one_new_block_alert_once(demo, clock):
     assert len(statuses) == 4
     assert DemoAlert.objects.count() == 1
     assert WorkflowState.objects.get(workflow=demo, key="cursor").version == 1
+
+
+def test_a_monitor_seeded_input_driven_becomes_live_once_if_untouched(transactional_db):
+    from keeperstate.demo import LIVE_MONITOR_SEED
+    from keeperstate.models import DemoSeed
+
+    # given: a database seeded before the live monitor (its graph, no live marker)
+    _org, _user, workflow = ensure_demo(password=None)
+    nodes, edges = block_monitor_graph()
+    workflow.nodes, workflow.edges = nodes, edges
+    workflow.save()
+    DemoSeed.objects.filter(key=LIVE_MONITOR_SEED).delete()
+
+    # when serve seeds again
+    ensure_demo(password=None)
+
+    # then it is the live one, and a later change of the person's sticks
+    workflow.refresh_from_db()
+    assert (workflow.nodes, workflow.edges) == live_block_monitor_graph()
+    workflow.nodes, workflow.edges = nodes, edges
+    workflow.save()
+    ensure_demo(password=None)
+    workflow.refresh_from_db()
+    assert (workflow.nodes, workflow.edges) == (nodes, edges)
