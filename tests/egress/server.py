@@ -96,9 +96,15 @@ class Handler(BaseHTTPRequestHandler):
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _route  # noqa: N815
 
 
+class QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        # A client that stops reading (the 2 MB answer refused) resets the connection: expected here.
+        pass
+
+
 class LocalServer:
     def __init__(self):
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = QuietServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.httpd.hits = []  # type: ignore[attr-defined]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
