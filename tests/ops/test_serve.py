@@ -46,14 +46,15 @@ def serve(data_dir):
             process.kill_tree()
 
 
-def log_in(base: str) -> httpx.Response:
+def log_in(base: str, follow: bool = True) -> httpx.Response:
+    """The demo user's login over HTTP: the page (no database) and the form post (database)."""
     with httpx.Client(base_url=base, timeout=20) as client:
         page = client.get("/accounts/login/")
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
         return client.post(
             "/accounts/login/",
             data={"username": "demo", "password": "keeperstate-demo", "csrfmiddlewaretoken": token},
-            follow_redirects=True,
+            follow_redirects=follow,
         )
 
 
@@ -91,12 +92,15 @@ def test_serve_restarts_a_killed_embedded_postgres_and_the_site_recovers(serve, 
     old = postmaster_pid(data_dir)
 
     os.kill(old, signal.SIGKILL)
-    line = serve.wait_for_line("the embedded Postgres had stopped; restarted it", 60, stream="err")
+    answers = []  # logging in needs the database: 503 while it is down, then in again
+    wait_until(lambda: answers.append(log_in(base, follow=False).status_code) or answers[-1] == 302, 60, "a login")
+    line = serve.wait_for_line("the embedded Postgres had stopped; restarted it", 10, stream="err")
 
     new = postmaster_pid(data_dir)
     assert new != old
     assert alive(new)
     assert f"pid {new}" in line
+    assert set(answers) <= {503, 302}, answers  # never a 500, never a hang
     assert log_in(base).status_code == 200  # gunicorn's workers reconnect: no restart of serve
     assert sum("restarted it" in err for err in serve.err) == 1  # one log line per outage
 
