@@ -35,11 +35,22 @@ def data_dir(tmp_path):
 @pytest.fixture
 def serve(data_dir):
     """serve on a port-only address, up and printing its banner."""
-    port = free_port()
-    process = Managed("serve", str(port), "--web-workers", "1", data_dir=data_dir)
-    process.port = port
+    for _attempt in range(3):
+        port = free_port()
+        process = Managed("serve", str(port), "--web-workers", "1", data_dir=data_dir)
+        process.port = port
+        try:
+            process.wait_for_line("stop with Ctrl-C", START_TIMEOUT)
+            break
+        except AssertionError:
+            if process.process.poll() is None:
+                process.kill_tree()
+            # Another program on this shared machine took the free port first: try another.
+            if not any("cannot listen on" in line for line in process.err):
+                raise
+    else:
+        raise AssertionError(f"no free port for serve in 3 attempts:\n{process.output()}")
     try:
-        process.wait_for_line("stop with Ctrl-C", START_TIMEOUT)
         yield process
     finally:
         if process.process.poll() is None:
