@@ -172,7 +172,7 @@ class Command(BaseCommand):
                 connection.request("GET", "/healthz")
                 connection.getresponse().read()
                 return  # any answer: gunicorn is serving
-            except OSError:
+            except (OSError, http.client.HTTPException):  # not listening yet, or closed on us
                 time.sleep(0.2)
             finally:
                 connection.close()
