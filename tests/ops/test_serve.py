@@ -17,19 +17,12 @@ from tests.ops.serving import (
     own_embedded_server,
     pid_list,
     postmaster_pid,
-    stop_embedded_postgres,
     wait_until,
 )
 
 pytestmark = own_embedded_server
 
-START_TIMEOUT = 180  # a fresh data folder: initdb, migrations, collectstatic, gunicorn
-
-
-@pytest.fixture
-def data_dir(tmp_path):
-    yield tmp_path
-    stop_embedded_postgres(tmp_path)
+START_TIMEOUT = 180  # collectstatic, seeding, gunicorn and the worker on a loaded machine
 
 
 @pytest.fixture
