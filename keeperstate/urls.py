@@ -7,6 +7,7 @@ from django.views.generic import RedirectView
 
 from keeperstate import demo_feed
 from keeperstate.api.webhooks import WebhookView
+from keeperstate.health import healthz
 
 urlpatterns = [
     path("", RedirectView.as_view(url="/builder/", permanent=False)),
@@ -16,6 +17,7 @@ urlpatterns = [
     path("api/", include("keeperstate.api.urls")),
     path("hooks/<str:workflow_id>/", WebhookView.as_view(), name="webhook"),
     path("builder/", include("builder.urls")),
+    path("healthz", healthz, name="healthz"),
     # The demo's block feed and alert sink (keeperstate.demo_feed), which the demo monitor calls.
     path("demo/feed/", demo_feed.feed, name="demo-feed"),
     path("demo/alerts/", demo_feed.alerts, name="demo-alerts"),
