@@ -269,3 +269,6 @@ class WorkflowStateAdmin(admin.ModelAdmin):
         if execution is None:
             return "—"
         return admin_link(execution, f"{execution.queued_at:%Y-%m-%d %H:%M:%S} ({execution.status})")
+
+
+from keeperstate import admin_secrets  # noqa: E402, F401  (organization secrets, write-only)

@@ -3,9 +3,11 @@ environment; see README.md "Configuration"."""
 
 from __future__ import annotations
 
+import base64
 import os
 import secrets
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from keeperstate.database import BASE_DIR, DATA_DIR, StartupError, database_config, ensure_data_dir
@@ -21,16 +23,15 @@ def env_int(name: str, default: int) -> int:
     return int(raw) if raw else default
 
 
-def _secret_key() -> str:
-    """DJANGO_SECRET_KEY, or a random key kept in .data/ so sessions survive restarts."""
-    if key := os.environ.get("DJANGO_SECRET_KEY"):
-        return key
-    path = ensure_data_dir() / "secret_key"
+def _generated_key(filename: str, make: Callable[[], str]) -> str:
+    """A random key kept in .data/ (created on first use) so it survives restarts."""
+    path = ensure_data_dir() / filename
     if not path.exists():
         # Written aside and linked into place: processes starting together agree on one key and
         # never read a half-written file.
-        draft = path.with_name(f"secret_key.{os.getpid()}")
-        draft.write_text(secrets.token_urlsafe(50))
+        draft = path.with_name(f"{filename}.{os.getpid()}")
+        draft.write_text(make())
+        draft.chmod(0o600)
         try:
             os.link(draft, path)
         except FileExistsError:
@@ -40,8 +41,24 @@ def _secret_key() -> str:
     return path.read_text().strip()
 
 
+def _secret_key() -> str:
+    """DJANGO_SECRET_KEY, or a random key kept in .data/ so sessions survive restarts."""
+    if key := os.environ.get("DJANGO_SECRET_KEY"):
+        return key
+    return _generated_key("secret_key", lambda: secrets.token_urlsafe(50))
+
+
+def _secrets_keys() -> list[str]:
+    """Fernet keys for organization secrets: KEEPERSTATE_SECRETS_KEY (comma-separated to rotate:
+    the first encrypts, all decrypt), else one generated into .data/secrets_key."""
+    if raw := os.environ.get("KEEPERSTATE_SECRETS_KEY"):
+        return [key.strip() for key in raw.split(",") if key.strip()]
+    return [_generated_key("secrets_key", lambda: base64.urlsafe_b64encode(os.urandom(32)).decode("ascii"))]
+
+
 try:
     SECRET_KEY = _secret_key()
+    KEEPERSTATE_SECRETS_KEYS = _secrets_keys()
     DATABASES = {"default": database_config()}
 except StartupError as exc:
     # One readable line for manage.py, pytest and WSGI servers alike, not a traceback.
@@ -155,6 +172,13 @@ _options = DATABASES["default"].setdefault("OPTIONS", {})
 _history_option = f"-c keeperstate.history_per_key={KEEPERSTATE_HISTORY_PER_KEY}"
 _options["options"] = f"{_options.get('options', '')} {_history_option}".strip()
 
+# HTTP Request (DESIGN.md §12): the egress exceptions (hosts, host:port, IPs or CIDRs that a
+# workflow may reach although they are private) and the largest answer a run reads.
+KEEPERSTATE_HTTP_ALLOW = [h.strip() for h in os.environ.get("KEEPERSTATE_HTTP_ALLOW", "").split(",") if h.strip()]
+KEEPERSTATE_HTTP_MAX_BYTES = env_int("KEEPERSTATE_HTTP_MAX_BYTES", 1024 * 1024)
+# The demo's block feed (/demo/feed/) mines a block every this many seconds.
+KEEPERSTATE_DEMO_BLOCK_SECONDS = env_int("KEEPERSTATE_DEMO_BLOCK_SECONDS", 5)
+
 # Runs that nobody clicks (DESIGN.md §11): schedules, webhooks and async API runs execute on
 # Procrastinate workers (`manage.py worker`), which also run the scheduler and housekeeping.
 KEEPERSTATE_MIN_INTERVAL = env_int("KEEPERSTATE_MIN_INTERVAL", 10)
@@ -178,12 +202,17 @@ KEEPERSTATE_WORKER_CONCURRENCY = env_int("KEEPERSTATE_WORKER_CONCURRENCY", 4)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # Secret values a running node has used never reach a log line (keeperstate.secrets.redaction).
+    "filters": {"redact_secrets": {"()": "keeperstate.secrets.redaction.RedactSecrets"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["redact_secrets"]}},
     "loggers": {
         "keeperstate": {"handlers": ["console"], "level": os.environ.get("KEEPERSTATE_LOG_LEVEL", "INFO")},
         # Unhandled errors (500, and the 503 of a database outage) with their traceback on
         # stderr, where gunicorn and `serve` keep them; Django alone logs them only with DEBUG on.
         "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+        # httpx logs every request's full URL at INFO, which may hold a secret: keep it to warnings.
+        "httpx": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
     },
 }
 

@@ -85,3 +85,25 @@ def database_down(transactional_db):
     # Restored here, before the database fixture's own teardown needs a connection again.
     connection.close()
     connection.settings_dict.update(saved)
+
+
+@pytest.fixture
+def server():
+    """A real HTTP server on 127.0.0.1 (tests/egress/server.py) for the HTTP Request tests."""
+    from tests.egress.server import LocalServer
+
+    started = LocalServer().start()
+    yield started
+    started.stop()
+
+
+@pytest.fixture
+def allow_server(settings, server):
+    """The local server's address is allowed (as host:port only); every other private address is not."""
+    settings.KEEPERSTATE_HTTP_ALLOW = [f"127.0.0.1:{server.port}"]
+    return server
+
+
+@pytest.fixture
+def allow_nothing(settings):
+    settings.KEEPERSTATE_HTTP_ALLOW = []

@@ -30,7 +30,8 @@ _DESCRIPTIONS = {
     401: "Not authenticated: send a token (Authorization: Token …) or log in for a session.",
     403: "Not allowed (e.g. a hard delete by a member, or a session write without its CSRF token).",
     404: "No such object among those of your organizations.",
-    409: "The workflow was deleted while the run was in progress (WORKFLOW_DELETED).",
+    409: "A conflict with what is stored: WORKFLOW_DELETED (the workflow was deleted while the run was in "
+    "progress), SECRET_LIMIT (the organization keeps as many secrets as it may).",
     413: "The request body is too large.",
     415: "The body is not JSON.",
 }

@@ -4,7 +4,7 @@ from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
-from keeperstate.api import views
+from keeperstate.api import secrets, views
 from keeperstate.api.authentication import api_authentication_classes
 
 app_name = "api"
@@ -18,6 +18,8 @@ urlpatterns = [
     path("actions/", views.ActionCatalogueView.as_view(), name="actions"),
     path("execute/node/", views.NodeExecuteView.as_view(), name="execute-node"),
     *router.urls,
+    path("secrets/", secrets.SecretListView.as_view(), name="secrets"),
+    path("secrets/<str:name>/", secrets.SecretDetailView.as_view(), name="secret"),
     path("schema/", SpectacularAPIView.as_view(authentication_classes=AUTHENTICATION), name="schema"),
     # Swagger UI from drf-spectacular-sidecar: served from our static files, no CDN. (The
     # sidecar's Redoc page loads web fonts from a CDN, so it is not offered.)

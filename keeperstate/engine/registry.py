@@ -23,7 +23,8 @@ class ConfigInvalid(CodedError):
     code = "CONFIG_INVALID"
 
 
-FieldKind = Literal["text", "integer", "json", "expression", "select"]
+# pairs: an object of name → text (HTTP headers, query), shown as rows; boolean: true/false.
+FieldKind = Literal["text", "integer", "json", "expression", "select", "pairs", "boolean"]
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ class ActionDefinition:
     group: str
     description: str
     icon: str  # name of the builder's SVG icon
-    egress: Literal["none", "user-chosen", "fixed"]
+    egress: Literal["none", "user", "fixed"]  # user: the author chooses where it goes
     config_fields: tuple[ConfigField, ...]
     output_fields: tuple[OutputField, ...]
     handler: Handler

@@ -9,9 +9,16 @@ from typing import Any
 
 from keeperstate.engine.expressions import check_syntax
 from keeperstate.engine.graph import Graph, GraphInvalid
-from keeperstate.engine.references import SYSTEM_FIELDS, SYSTEM_NODE_ID, TOKEN_RE, find_references
+from keeperstate.engine.references import (
+    SECRETS_NODE_ID,
+    SYSTEM_FIELDS,
+    SYSTEM_NODE_ID,
+    TOKEN_RE,
+    find_references,
+)
 from keeperstate.engine.registry import TRIGGERS, ActionDefinition, ConfigField, get_action
 from keeperstate.errors import CodedError
+from keeperstate.secrets.names import SECRET_NAME_RE
 
 
 @dataclass(frozen=True)
@@ -138,13 +145,23 @@ def _check_config(graph: Graph, node_id: str, definition: ActionDefinition, repo
                     f"{config_field.label} is required. {config_field.help}".strip(),
                 )
             continue
-        text = raw if isinstance(raw, str) else None
-        refs = find_references(text, labels) if text is not None else []
+        refs = [ref for text in _texts(raw) for ref in find_references(text, labels)]
         for ref in refs:
             _check_reference(graph, node_id, config_field.name, ref, upstream, report)
         problem = field_problem(config_field, raw)
         if problem is not None:
             report.error(node_id, config_field.name, *problem)
+
+
+def _texts(raw: Any) -> list[str]:
+    """Every text in a field's value: references may sit in an object's values (headers, a body)."""
+    if isinstance(raw, str):
+        return [raw]
+    if isinstance(raw, list):
+        return [t for item in raw for t in _texts(item)]
+    if isinstance(raw, dict):
+        return [t for item in raw.values() for t in _texts(item)]
+    return []
 
 
 def field_problem(config_field: ConfigField, raw: Any) -> tuple[str, str] | None:
@@ -173,7 +190,8 @@ def field_problem(config_field: ConfigField, raw: Any) -> tuple[str, str] | None
         except CodedError as exc:
             return exc.code, exc.message
         return None
-    if tokens or config_field.check is None:
+    # A pairs object keeps its shape and names whatever its values reference, so it is always checked.
+    if (tokens and config_field.kind != "pairs") or config_field.check is None:
         return None
     try:
         config_field.check(raw)
@@ -192,6 +210,14 @@ def _check_reference(
     if ref.node_id == SYSTEM_NODE_ID:
         if len(steps) != 1 or steps[0] not in SYSTEM_FIELDS:
             report.error(node_id, field_name, "REFERENCE_UNKNOWN_FIELD", f"{ref.token}: the system has no such field.")
+        return
+    if ref.node_id == SECRETS_NODE_ID:
+        if len(steps) != 1 or not isinstance(steps[0], str) or not SECRET_NAME_RE.match(steps[0]):
+            report.error(
+                node_id, field_name, "REFERENCE_INVALID",
+                f"{ref.token}: a secret is named with letters, digits and _ (1–64), "
+                "e.g. <<@__secrets:Secrets.API_KEY>>.",
+            )
         return
     if ref.node_id not in graph.nodes:
         report.error(

@@ -1,12 +1,16 @@
+from keeperstate.models.demo import DemoAlert
 from keeperstate.models.org import Membership, Organization
+from keeperstate.models.secret import OrganizationSecret
 from keeperstate.models.seeding import DemoSeed
 from keeperstate.models.state import WorkflowState, WorkflowStateEvent, WorkflowStateTombstone
 from keeperstate.models.workflow import Workflow, WorkflowExecution
 
 __all__ = [
+    "DemoAlert",
     "DemoSeed",
     "Membership",
     "Organization",
+    "OrganizationSecret",
     "Workflow",
     "WorkflowExecution",
     "WorkflowState",

@@ -123,8 +123,8 @@ def encode_value(value: Any) -> str:
     limit = settings.KEEPERSTATE_MAX_VALUE_BYTES
     if size > limit:
         raise StateValueTooLarge(
-            f"The value is {size} bytes of JSON; state holds at most {limit} bytes per key. Keep cursors "
-            "and markers in state and large payloads elsewhere (Database Query or HTTP Request).",
+            f"The value is {size} bytes of JSON; state holds at most {limit} bytes per key. Keep cursors, "
+            "ids and markers in state; fetch a large payload with an HTTP Request when a run needs it.",
             details={"size": size, "limit": limit},
             field="value",
         )

@@ -21,6 +21,8 @@ DESIGN_PATHS = {
     "/api/executions/{id}/": {"get"},
     "/api/workflows/{id}/executions/": {"get"},
     "/api/execute/node/": {"post"},
+    "/api/secrets/": {"get"},
+    "/api/secrets/{name}/": {"put", "delete"},
 }
 
 

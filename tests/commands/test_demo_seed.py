@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 
-from keeperstate.demo import DEMO_WORKFLOWS, MONITOR_NAME, DemoWorkflow, block_monitor_graph, seed_demo
+from keeperstate.demo import (
+    ALERTS_SEED,
+    DEMO_WORKFLOWS,
+    LIVE_MONITOR_SEED,
+    MONITOR_NAME,
+    DemoWorkflow,
+    block_monitor_graph,
+    seed_demo,
+)
 from keeperstate.engine.validation import validate_graph
 from keeperstate.models import DemoSeed, Workflow
 from keeperstate.workflows import workflow_hard_delete
@@ -79,7 +87,9 @@ def test_a_database_seeded_before_markers_adopts_its_demo_instead_of_duplicating
     user.refresh_from_db()
     assert user.check_password("changed before the upgrade")
     assert Workflow.objects.filter(name=MONITOR_NAME).count() == 1
-    assert set(again.created) == {"organization", "user", *(w.key for w in DEMO_WORKFLOWS)}
+    # (and the pieces the live monitor brought: its alerts secret, the one-time upgrade marker)
+    pieces = {"organization", "user", *(w.key for w in DEMO_WORKFLOWS), ALERTS_SEED, LIVE_MONITOR_SEED}
+    assert set(again.created) == pieces
 
 
 def test_without_the_embedded_database_the_demo_user_cannot_log_in_until_given_a_password():

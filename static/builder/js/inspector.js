@@ -4,6 +4,7 @@
 
 import { getHTML, postForm } from "./http.js";
 import { isTrigger, nodeConfig, nodeLabel } from "./graph.js";
+import { enhancePairs } from "./pairs.js";
 import { renderBadges } from "./tokens.js";
 
 function el(tag, className, text) {
@@ -139,6 +140,7 @@ export class Inspector {
       input.addEventListener("change", () => this.fieldChanged(node.id, input));
       if (input.dataset.references) this.editor.autocomplete.attach(input);
     }
+    enhancePairs(form, this.editor.autocomplete);
     this.refreshBadges();
     this.showReportErrors(node.id);
   }
@@ -150,7 +152,7 @@ export class Inspector {
     const text = input.value;
     if (!text.trim()) {
       delete config[input.name];
-    } else if (input.dataset.kind === "json" && !input.dataset.references) {
+    } else if ((input.dataset.kind === "json" && !input.dataset.references) || input.dataset.kind === "pairs") {
       try {
         config[input.name] = JSON.parse(text);
       } catch {
