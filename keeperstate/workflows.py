@@ -12,7 +12,14 @@ from django.db import transaction
 
 from keeperstate.engine.validation import ValidationReport, validate_graph
 from keeperstate.errors import CodedError
+from keeperstate.inputs import text_problem
 from keeperstate.models import Organization, Workflow
+
+MAX_NAME_LENGTH = 200
+
+
+class WorkflowNameInvalid(CodedError):
+    code = "INVALID_NAME"
 
 
 class WorkflowInvalid(CodedError):
@@ -38,6 +45,17 @@ def default_graph() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return [trigger], []
 
 
+def clean_name(name: Any) -> str:
+    """A workflow name: 1–200 characters after trimming, all of them visible (the same text
+    rules as node labels and state keys, wherever the name arrives from)."""
+    text = name.strip() if isinstance(name, str) else ""
+    if not text or len(text) > MAX_NAME_LENGTH:
+        raise WorkflowNameInvalid(f"Give the workflow a name of 1 to {MAX_NAME_LENGTH} characters.", field="name")
+    if problem := text_problem(text):
+        raise WorkflowNameInvalid(f"The workflow name {problem}.", field="name")
+    return text
+
+
 def _validated(nodes: Any, edges: Any) -> tuple[list[Any], list[Any]]:
     if not nodes and not edges:
         return default_graph()
@@ -56,6 +74,7 @@ def workflow_create(
     nodes: Any = None,
     edges: Any = None,
 ) -> Workflow:
+    name = clean_name(name)
     nodes, edges = _validated(nodes or [], edges or [])
     return Workflow.objects.create(
         organization=organization,
@@ -73,6 +92,8 @@ def workflow_update(workflow: Workflow, **changes: Any) -> Workflow:
     unknown = set(changes) - allowed
     if unknown:
         raise ValueError(f"Cannot update {sorted(unknown)}")
+    if "name" in changes:
+        changes["name"] = clean_name(changes["name"])
     if "nodes" in changes or "edges" in changes:
         nodes, edges = _validated(changes.get("nodes", workflow.nodes), changes.get("edges", workflow.edges))
         changes["nodes"], changes["edges"] = nodes, edges
@@ -86,7 +107,7 @@ def workflow_duplicate(workflow: Workflow, *, user: Any, name: str | None = None
     """A copy under a new id; its state starts empty (a cloned monitor must not inherit a cursor)."""
     return Workflow.objects.create(
         organization=workflow.organization,
-        name=name or f"{workflow.name} (copy)",
+        name=clean_name(name or f"{workflow.name} (copy)"[:MAX_NAME_LENGTH]),
         description=workflow.description,
         nodes=workflow.nodes,
         edges=workflow.edges,
