@@ -97,6 +97,9 @@ def trigger_form(request: HttpRequest, trigger_id: str) -> HttpResponse:
     return _config_form(request, spec)
 
 
+FORM_MEDIA_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
 def _config_form(request: HttpRequest, spec: FormSpec) -> HttpResponse:
     """GET: the form with initial values from the query string or a saved node
     (``?workflow=<id>&node=<node id>``). POST: field errors (400) or the normalised config."""
@@ -108,7 +111,10 @@ def _config_form(request: HttpRequest, spec: FormSpec) -> HttpResponse:
         initial = initial_values(spec, _saved_node_config(request), request.GET)
         return _render_form(request, spec, ConfigForm(spec, initial=initial))
     try:
-        data = form_data(spec, read_json(request)) if request.content_type == "application/json" else request.POST
+        if request.content_type in FORM_MEDIA_TYPES:
+            data: Any = request.POST
+        else:  # JSON, or a coded 415 from the one body reader
+            data = form_data(spec, read_json(request))
     except CodedError as exc:  # the body reader's PARSE_ERROR, REQUEST_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE
         return JsonResponse({"valid": False, "code": exc.code, "detail": exc.message}, status=exc.status_code)
     form = ConfigForm(spec, data=data)

@@ -24,6 +24,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest
+from django.utils.http import parse_header_parameters
 
 from keeperstate.errors import CodedError
 
@@ -92,7 +93,16 @@ def read_json_request(request: HttpRequest, *, empty: Any = None) -> Any:
             f"The body is '{(request.content_type or 'of no type')[:60]}'; send JSON with "
             "Content-Type: application/json."
         )
-    return parse_json_body(raw, limit=limit, encoding=request.encoding)
+    # content_params, not request.encoding: Django drops an unknown charset there silently.
+    return parse_json_body(raw, limit=limit, encoding=request.content_params.get("charset"))
+
+
+def charset_of(media_type: str | None) -> str | None:
+    """The charset parameter of a Content-Type header, None when absent."""
+    if not media_type:
+        return None
+    _, params = parse_header_parameters(media_type)
+    return params.get("charset")
 
 
 def _short(exc: Exception) -> str:

@@ -10,12 +10,13 @@ from typing import Any
 from django.conf import settings
 from rest_framework import parsers
 
-from keeperstate.inputs import parse_json_body
+from keeperstate.inputs import charset_of, parse_json_body
 
 
 class JSONParser(parsers.JSONParser):
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Mapping[str, Any] | None = None) -> Any:
-        encoding = (parser_context or {}).get("encoding")
+        # The header's own charset: DRF's context falls back to UTF-8 for a charset it cannot use.
+        encoding = charset_of(media_type) or (parser_context or {}).get("encoding")
         # DRF streams the body past Django's DATA_UPLOAD_MAX_MEMORY_SIZE check; one byte over the
         # limit is enough to refuse it without reading the rest.
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE

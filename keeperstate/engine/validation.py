@@ -99,22 +99,14 @@ def validate_graph(nodes: Any, edges: Any) -> ValidationReport:
 
 
 def _check_text(graph: Graph, node_id: str, report: ValidationReport) -> None:
-    """The text rules every way in shares (keeperstate.inputs): ids, labels and sample-input
-    fields are names people read and reference, so no invisible or control characters; and no
-    U+0000 anywhere in the node, which Postgres jsonb cannot store."""
+    """The text rules every way in shares (keeperstate.inputs): ids and labels are names people
+    read and reference, so no invisible or control characters (sample-input fields: the trigger's
+    own check); and no U+0000 anywhere in the node, which Postgres jsonb cannot store."""
     if problem := text_problem(node_id):
         report.error(node_id, "id", "INVALID_NODE_ID", f"The node id {problem}.")
     label = (graph.nodes[node_id].get("data") or {}).get("label")
     if isinstance(label, str) and (problem := text_problem(label)):
         report.error(node_id, "label", "INVALID_LABEL", f"The label {problem}.")
-    sample = graph.config(node_id).get("sampleInput")
-    if isinstance(sample, dict):
-        for name in sample:
-            if problem := text_problem(name):
-                report.error(
-                    node_id, "sampleInput", "INVALID_SAMPLE_INPUT", f"The sample input's field {name!r} {problem}."
-                )
-                break
     if has_nul(graph.nodes[node_id]):
         report.error(node_id, None, "INVALID_TEXT", "The node contains the character U+0000; remove it.")
 
