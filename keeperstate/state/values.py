@@ -23,6 +23,7 @@ from keeperstate.state.errors import (
 )
 
 MAX_SAFE_INTEGER = 2**53 - 1
+MAX_BIGINT = 2**63 - 1
 # json.dumps writes U+0000 as the escape \u0000; an escaped backslash followed by "u0000" is
 # text the user typed and is fine, hence the even run of backslashes before it.
 _ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
@@ -155,7 +156,9 @@ def parse_expected_version(expected: Any) -> int | None:
     if expected is None or (isinstance(expected, str) and not expected.strip()):
         return None
     version = _whole_number(expected)
-    if version is None or version < 0:
+    # Versions are Postgres bigints: a number past 2^63 − 1 can never match, so it is a mistake
+    # to report, not a conflict to retry.
+    if version is None or version < 0 or version > MAX_BIGINT:
         raise StateInvalidExpectedVersion(
             f"expectedVersion must be a whole number, 0 or more (got {expected!r}): pass the version "
             "returned by State Get, or 0 to write only if the key does not exist.",
