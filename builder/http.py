@@ -60,7 +60,10 @@ def _json_view(view: Callable[..., HttpResponse], method: str) -> Callable[..., 
             extra: dict[str, Any] = {"field": exc.field} if exc.field else {}
             if exc.details:
                 extra["details"] = exc.details
-            return json_error(exc.code, exc.message, status=exc.status_code, **extra)
+            response = json_error(exc.code, exc.message, status=exc.status_code, **extra)
+            if retry_after := getattr(exc, "retry_after", None):  # THROTTLED
+                response["Retry-After"] = str(retry_after)
+            return response
         except Http404:
             return json_error("NOT_FOUND", "No such workflow.", status=404)
 

@@ -22,6 +22,7 @@ from keeperstate.engine.registry import get_action
 from keeperstate.errors import CodedError
 from keeperstate.inputs import has_nul
 from keeperstate.models import Workflow, WorkflowExecution
+from keeperstate.ratelimits import check_org_run_rate
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +47,7 @@ class RunOutcome:
 
 def run_workflow(workflow: Workflow, run_input: Any = None, *, triggered_by: Any = None) -> WorkflowExecution:
     """Run a saved workflow and return its finished, stored execution."""
+    check_org_run_rate(workflow.organization_id)  # 429 THROTTLED past the organization's runs per minute
     run_input = _check_input(run_input)
     execution = WorkflowExecution.objects.create(
         workflow=workflow, input=run_input, triggered_by=triggered_by if getattr(triggered_by, "pk", None) else None
