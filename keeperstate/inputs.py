@@ -94,7 +94,7 @@ def read_json_request(request: HttpRequest, *, empty: Any = None) -> Any:
             "Content-Type: application/json."
         )
     # content_params, not request.encoding: Django drops an unknown charset there silently.
-    return parse_json_body(raw, limit=limit, encoding=request.content_params.get("charset"))
+    return parse_json_body(raw, limit=limit, encoding=(request.content_params or {}).get("charset"))
 
 
 def charset_of(media_type: str | None) -> str | None:

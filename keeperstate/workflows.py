@@ -10,6 +10,7 @@ from typing import Any
 
 from django.db import transaction
 
+from keeperstate.audit import audit
 from keeperstate.engine.validation import ValidationReport, validate_graph
 from keeperstate.errors import CodedError
 from keeperstate.inputs import text_problem
@@ -76,14 +77,17 @@ def workflow_create(
 ) -> Workflow:
     name = clean_name(name)
     nodes, edges = _validated(nodes or [], edges or [])
-    return Workflow.objects.create(
-        organization=organization,
-        name=name,
-        description=description,
-        nodes=nodes,
-        edges=edges,
-        created_by=user if getattr(user, "pk", None) else None,
-    )
+    with transaction.atomic():
+        workflow = Workflow.objects.create(
+            organization=organization,
+            name=name,
+            description=description,
+            nodes=nodes,
+            edges=edges,
+            created_by=user if getattr(user, "pk", None) else None,
+        )
+        audit("workflow.create", organization=organization, target=workflow)
+    return workflow
 
 
 def workflow_update(workflow: Workflow, **changes: Any) -> Workflow:
@@ -97,22 +101,31 @@ def workflow_update(workflow: Workflow, **changes: Any) -> Workflow:
     if "nodes" in changes or "edges" in changes:
         nodes, edges = _validated(changes.get("nodes", workflow.nodes), changes.get("edges", workflow.edges))
         changes["nodes"], changes["edges"] = nodes, edges
+    changed = sorted(name for name, value in changes.items() if getattr(workflow, name) != value)
     for name, value in changes.items():
         setattr(workflow, name, value)
-    workflow.save(update_fields=[*changes, "updated_at"])
+    with transaction.atomic():
+        workflow.save(update_fields=[*changes, "updated_at"])
+        if changed:  # a save that changes nothing is not an event
+            audit("workflow.update", organization=workflow.organization_id, target=workflow,
+                  details={"fields": changed})
     return workflow
 
 
 def workflow_duplicate(workflow: Workflow, *, user: Any, name: str | None = None) -> Workflow:
     """A copy under a new id; its state starts empty (a cloned monitor must not inherit a cursor)."""
-    return Workflow.objects.create(
-        organization=workflow.organization,
-        name=clean_name(name or f"{workflow.name} (copy)"[:MAX_NAME_LENGTH]),
-        description=workflow.description,
-        nodes=workflow.nodes,
-        edges=workflow.edges,
-        created_by=user if getattr(user, "pk", None) else None,
-    )
+    with transaction.atomic():
+        copy = Workflow.objects.create(
+            organization=workflow.organization,
+            name=clean_name(name or f"{workflow.name} (copy)"[:MAX_NAME_LENGTH]),
+            description=workflow.description,
+            nodes=workflow.nodes,
+            edges=workflow.edges,
+            created_by=user if getattr(user, "pk", None) else None,
+        )
+        audit("workflow.create", organization=copy.organization_id, target=copy,
+              details={"duplicateOf": str(workflow.id)})
+    return copy
 
 
 def workflow_export(workflow: Workflow) -> dict[str, Any]:
@@ -136,7 +149,15 @@ def workflow_import(*, organization: Organization, user: Any, document: dict[str
     )
 
 
+def workflow_soft_delete(workflow: Workflow) -> None:
+    """Hide the workflow everywhere; its state is kept (an admin may restore it)."""
+    with transaction.atomic():
+        workflow.soft_delete()
+        audit("workflow.delete", organization=workflow.organization_id, target=workflow)
+
+
 @transaction.atomic
 def workflow_hard_delete(workflow: Workflow) -> None:
     """Delete the workflow with its executions and its state."""
+    audit("workflow.hard_delete", organization=workflow.organization_id, target=workflow)
     workflow.delete()

@@ -1,8 +1,14 @@
+from keeperstate.models.audit import AuditEvent
 from keeperstate.models.org import Membership, Organization
+from keeperstate.models.ratelimit import RateCounter
 from keeperstate.models.state import WorkflowState, WorkflowStateEvent, WorkflowStateTombstone
+from keeperstate.models.tokens import ApiToken
 from keeperstate.models.workflow import Workflow, WorkflowExecution
 
 __all__ = [
+    "ApiToken",
+    "AuditEvent",
+    "RateCounter",
     "Membership",
     "Organization",
     "Workflow",
