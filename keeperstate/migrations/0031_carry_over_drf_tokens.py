@@ -20,10 +20,10 @@ def carry_over(apps, schema_editor):
         for key, user_id, created in rows:
             # knox.crypto.hash_token: SHA-512 of the token's UTF-8 bytes, hex.
             digest = hashlib.sha512(key.encode("utf-8")).hexdigest()
-            ApiToken.objects.create(
+            ApiToken(
                 digest=digest, token_key=key[:TOKEN_KEY_LENGTH], user_id=user_id, expiry=None,
                 name="carried over from the plain-text token table",
-            )
+            ).save(force_insert=True)
             ApiToken.objects.filter(digest=digest).update(created=created)
         cursor.execute("DELETE FROM authtoken_token")
 
