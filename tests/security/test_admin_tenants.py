@@ -50,7 +50,8 @@ def test_lists_show_only_the_administered_organization(admin_client, both_tenant
 
     assert response.status_code == 200
     page = response.content.decode()
-    assert "Globex" not in page and "globex" not in page
+    assert "Globex" not in page
+    assert "globex" not in page
 
 
 def test_another_organizations_objects_cannot_be_opened(admin_client, both_tenants, foreign_workflow, other_org):
