@@ -124,3 +124,27 @@ def test_each_name_field_alone_is_refused_by_the_same_rule_in_api_and_builder(ca
     assert builder.status_code == 400, builder.content
     monitor.refresh_from_db()
     assert monitor.name == "Block monitor"
+
+
+def test_the_workflow_list_form_refuses_an_invisible_name(client_as_alice_html, org):
+    response = client_as_alice_html.post("/builder/", {"name": "Block\u202emonitor", "organization": org.pk})
+
+    assert response.status_code == 400
+    assert "invisible or direction-changing" in response.content.decode()
+    assert not Workflow.objects.filter(organization=org).exists()
+
+
+def test_a_smaller_limit_for_one_endpoint_is_413(rf):
+    from keeperstate.inputs import BodyTooLarge, read_json_request
+
+    request = rf.post("/hooks/x/", json.dumps({"pad": "p" * 300}), content_type="application/json")
+
+    with pytest.raises(BodyTooLarge):
+        read_json_request(request, limit=256)
+
+
+@pytest.fixture
+def client_as_alice_html(user):
+    client = Client()
+    client.force_login(user)
+    return client
