@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import secrets
 import sys
+from pathlib import Path
 
 from keeperstate.database import BASE_DIR, DATA_DIR, StartupError, database_config, ensure_data_dir
 
@@ -46,7 +47,11 @@ except StartupError as exc:
     # One readable line for manage.py, pytest and WSGI servers alike, not a traceback.
     sys.stderr.write(f"KeeperState cannot start: {exc}\n")
     raise SystemExit(1) from None
-DEBUG = env_bool("DJANGO_DEBUG", True)
+# --- Safe defaults (ops): DEBUG is off unless asked for; README "Production settings". ---
+# Off by default, also for `manage.py serve` on the embedded database: a 500 never shows
+# Django's technical page (SQL, paths, locals) unless a developer turned it on for themselves.
+DEBUG = env_bool("DJANGO_DEBUG", False)
+# --- end of safe defaults ---
 ALLOWED_HOSTS = os.environ.get("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver").split(",")
 CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 
@@ -61,12 +66,16 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "procrastinate.contrib.django",
     "keeperstate.apps.KeeperStateConfig",
     "builder.apps.BuilderConfig",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files straight after the security headers and before anything that reads a
+    # session or the database: a stylesheet never waits on Postgres (ops).
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "keeperstate.middleware.DropMalformedCookies",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -106,9 +115,23 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
+# --- Static files (ops): whitenoise serves them in every mode, no `runserver --insecure`. ---
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = DATA_DIR / "staticfiles"
+# `manage.py serve` runs collectstatic here on every start; deployments run it at release.
+STATIC_ROOT = Path(os.environ.get("DJANGO_STATIC_ROOT") or DATA_DIR / "staticfiles")
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # Compressed copies (gzip, brotli when installed) but no manifest of hashed names: the
+    # manifest would make every `{% static %}` fail in tests and in runserver until
+    # collectstatic ran, and the hand-written editor files change rarely.
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+# With DEBUG on (local development) whitenoise reads the source folders and picks up edits;
+# otherwise it serves what collectstatic gathered.
+WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_AUTOREFRESH = DEBUG
+# --- end of static files ---
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/builder/"
@@ -131,11 +154,36 @@ _options = DATABASES["default"].setdefault("OPTIONS", {})
 _history_option = f"-c keeperstate.history_per_key={KEEPERSTATE_HISTORY_PER_KEY}"
 _options["options"] = f"{_options.get('options', '')} {_history_option}".strip()
 
+# Runs that nobody clicks (DESIGN.md §11): schedules, webhooks and async API runs execute on
+# Procrastinate workers (`manage.py worker`), which also run the scheduler and housekeeping.
+KEEPERSTATE_MIN_INTERVAL = env_int("KEEPERSTATE_MIN_INTERVAL", 10)
+# The process running an execution refreshes its heartbeat this often; an execution whose heartbeat
+# is older than RUN_STALE_SECONDS was left behind by a dead process: housekeeping closes it as
+# interrupted.
+KEEPERSTATE_RUN_HEARTBEAT_SECONDS = float(os.environ.get("KEEPERSTATE_RUN_HEARTBEAT_SECONDS", "10"))
+KEEPERSTATE_RUN_STALE_SECONDS = env_int("KEEPERSTATE_RUN_STALE_SECONDS", 60)
+KEEPERSTATE_IDEMPOTENCY_HOURS = env_int("KEEPERSTATE_IDEMPOTENCY_HOURS", 24)
+KEEPERSTATE_WEBHOOK_MAX_BYTES = env_int("KEEPERSTATE_WEBHOOK_MAX_BYTES", 256 * 1024)
+KEEPERSTATE_WEBHOOK_MAX_WAIT = 30
+# How often a worker looks for due schedule ticks and does housekeeping, and how it tells the
+# others it is alive (a worker silent for WORKER_STALLED_SECONDS is dead: its jobs are retried,
+# which never replays a run that had started).
+KEEPERSTATE_SCHEDULER_POLL_SECONDS = float(os.environ.get("KEEPERSTATE_SCHEDULER_POLL_SECONDS", "1"))
+KEEPERSTATE_HOUSEKEEPING_SECONDS = float(os.environ.get("KEEPERSTATE_HOUSEKEEPING_SECONDS", "10"))
+KEEPERSTATE_WORKER_HEARTBEAT_SECONDS = float(os.environ.get("KEEPERSTATE_WORKER_HEARTBEAT_SECONDS", "10"))
+KEEPERSTATE_WORKER_STALLED_SECONDS = float(os.environ.get("KEEPERSTATE_WORKER_STALLED_SECONDS", "30"))
+KEEPERSTATE_WORKER_CONCURRENCY = env_int("KEEPERSTATE_WORKER_CONCURRENCY", 4)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "loggers": {"keeperstate": {"handlers": ["console"], "level": os.environ.get("KEEPERSTATE_LOG_LEVEL", "INFO")}},
+    "loggers": {
+        "keeperstate": {"handlers": ["console"], "level": os.environ.get("KEEPERSTATE_LOG_LEVEL", "INFO")},
+        # Unhandled errors (500, and the 503 of a database outage) with their traceback on
+        # stderr, where gunicorn and `serve` keep them; Django alone logs them only with DEBUG on.
+        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+    },
 }
 
 REST_FRAMEWORK = {
@@ -161,6 +209,24 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
+# The only module that defines Procrastinate tasks (no autodiscovery across apps).
+PROCRASTINATE_AUTODISCOVER_MODULE_NAME = ""
+PROCRASTINATE_IMPORT_PATHS = ["keeperstate.executions.tasks"]
+
+# --- Production safety (ops): HTTPS behind a proxy; README "Production settings". ---
+# DJANGO_SECURE=true when the site is reached over HTTPS through a proxy that terminates TLS
+# and sets X-Forwarded-Proto (and strips it from clients). Then cookies are Secure, HSTS is
+# sent, and plain HTTP is redirected. `manage.py check --deploy` is clean with it.
+SECURE = env_bool("DJANGO_SECURE", False)
+if SECURE:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 365 * 24 * 3600)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", True)
+# --- end of production safety ---
 
 # --- Security (issue 11): lockout, throttles, tokens, headers, audit ------------------------
 # Kept in one block: ops owns DEBUG, secure cookies/HSTS switches and error pages above.

@@ -13,8 +13,10 @@ from django.db import transaction
 from keeperstate.audit import audit
 from keeperstate.engine.validation import ValidationReport, validate_graph
 from keeperstate.errors import CodedError
+from keeperstate.executions.scheduling import refresh_schedule
 from keeperstate.inputs import text_problem
 from keeperstate.models import Organization, Workflow
+from keeperstate.models.workflow import new_webhook_secret
 
 MAX_NAME_LENGTH = 200
 
@@ -74,6 +76,7 @@ def workflow_create(
     description: str = "",
     nodes: Any = None,
     edges: Any = None,
+    active: bool = False,
 ) -> Workflow:
     name = clean_name(name)
     nodes, edges = _validated(nodes or [], edges or [])
@@ -84,15 +87,20 @@ def workflow_create(
             description=description,
             nodes=nodes,
             edges=edges,
+            active=active,
             created_by=user if getattr(user, "pk", None) else None,
         )
-        audit("workflow.create", organization=organization, target=workflow)
+        audit("workflow.create", organization=organization, target=workflow,
+              details={"active": True} if active else None)
+    refresh_schedule(workflow)
     return workflow
 
 
+@transaction.atomic
 def workflow_update(workflow: Workflow, **changes: Any) -> Workflow:
-    """Change name, description, nodes and/or edges; a graph change is validated first."""
-    allowed = {"name", "description", "nodes", "edges"}
+    """Change name, description, nodes, edges and/or active; a graph change is validated first,
+    and the schedule's next due time follows the new graph and flag."""
+    allowed = {"name", "description", "nodes", "edges", "active"}
     unknown = set(changes) - allowed
     if unknown:
         raise ValueError(f"Cannot update {sorted(unknown)}")
@@ -109,7 +117,26 @@ def workflow_update(workflow: Workflow, **changes: Any) -> Workflow:
         if changed:  # a save that changes nothing is not an event
             audit("workflow.update", organization=workflow.organization_id, target=workflow,
                   details={"fields": changed})
+        if "active" in changed:
+            audit("workflow.activate" if workflow.active else "workflow.deactivate",
+                  organization=workflow.organization_id, target=workflow)
+    if {"nodes", "active"} & set(changes):
+        refresh_schedule(workflow)
     return workflow
+
+
+def workflow_set_active(workflow: Workflow, active: bool) -> Workflow:
+    """Switch scheduled and webhook runs on or off."""
+    return workflow_update(workflow, active=active)
+
+
+def rotate_webhook_secret(workflow: Workflow) -> str:
+    """A new webhook secret; the old one stops working at once."""
+    workflow.webhook_secret = new_webhook_secret()
+    with transaction.atomic():
+        workflow.save(update_fields=["webhook_secret", "updated_at"])
+        audit("workflow.webhook_secret_rotate", organization=workflow.organization_id, target=workflow)
+    return workflow.webhook_secret
 
 
 def workflow_duplicate(workflow: Workflow, *, user: Any, name: str | None = None) -> Workflow:

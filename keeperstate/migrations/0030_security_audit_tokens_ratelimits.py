@@ -11,7 +11,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('keeperstate', '0004_history_names_deleting_run'),
+        ('keeperstate', '0050_demo_seed'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from keeperstate.engine.runner import run_workflow
+from keeperstate.executions import run_workflow
 from keeperstate.tokens import create_token
 from tests.factories import make_user
 

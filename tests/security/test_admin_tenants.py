@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import reverse
 
 from keeperstate.audit import audit
-from keeperstate.engine.runner import run_workflow
+from keeperstate.executions import run_workflow
 from keeperstate.models import AuditEvent, Organization, WorkflowState
 from tests.factories import make_user
 
