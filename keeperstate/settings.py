@@ -270,6 +270,7 @@ REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {
     "api_user": os.environ.get("KEEPERSTATE_API_RATE", "1200/min"),  # per token, or per user for a session
     "api_anon": os.environ.get("KEEPERSTATE_API_ANON_RATE", "120/min"),  # per address
     "auth_failure": os.environ.get("KEEPERSTATE_AUTH_FAILURE_RATE", "30/min"),  # bad tokens per address
+    "webhook": os.environ.get("KEEPERSTATE_WEBHOOK_RATE", "1200/min"),  # webhook calls per sending address
 }
 # Runs started per organization per minute, whatever starts them (editor, API, webhook, schedule).
 KEEPERSTATE_ORG_RUNS_PER_MINUTE = env_int("KEEPERSTATE_ORG_RUNS_PER_MINUTE", 600)

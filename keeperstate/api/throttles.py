@@ -77,3 +77,13 @@ def record_auth_failure(request: Request) -> None:
     decision = hit("auth_failure", client_address(request._request) or "unknown", limit=limit, period=period)
     if not decision.allowed:
         raise exceptions.Throttled(wait=decision.retry_after)
+
+
+class WebhookThrottle(_Throttle):
+    """Webhook calls per sending address: its own scope, since a webhook sender is neither a
+    person nor a token holder (the organization's runs per minute still apply to what runs)."""
+
+    scope = "webhook"
+
+    def ident(self, request: Request) -> str | None:
+        return client_address(request._request) or "unknown"

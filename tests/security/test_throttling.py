@@ -180,3 +180,16 @@ def test_the_counter_is_exact_under_concurrent_callers():
     # then exactly five passed
     assert len(allowed) == 12
     assert allowed.count(True) == 5
+
+
+def test_webhook_calls_from_one_address_are_throttled_on_their_own_rate(monitor, settings):
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {
+        **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "webhook": "2/min", "api_anon": "1/min"}}
+    monitor.active = True
+    monitor.save(update_fields=["active"])
+    hook = Client(HTTP_X_KEEPERSTATE_SECRET=monitor.webhook_secret)
+
+    answers = [hook.post(f"/hooks/{monitor.id}/", "{}", content_type="application/json") for _ in range(3)]
+
+    assert [a.status_code for a in answers[:2]] == [202, 202]
+    assert_throttled(answers[2])
