@@ -25,8 +25,8 @@ from rest_framework.views import APIView
 
 from keeperstate.api import serializers as s
 from keeperstate.api.parsers import JSONParser
-from keeperstate.api.throttles import WebhookThrottle
 from keeperstate.api.schema import IDEMPOTENCY_KEY_HEADER, errors
+from keeperstate.api.throttles import WebhookThrottle
 from keeperstate.engine.runner import RunInputInvalid
 from keeperstate.executions.service import check_idempotency_key, start_run
 from keeperstate.models import Workflow, WorkflowExecution
