@@ -49,7 +49,10 @@ def using_embedded() -> bool:
 def database_config() -> dict[str, Any]:
     """The ``default`` entry of Django's DATABASES."""
     url = os.environ.get("DATABASE_URL") or embedded_uri()
-    config: dict[str, Any] = dict(dj_database_url.parse(url, conn_max_age=0))
+    # Persistent connections (a new one per request costs a backend start, several times a
+    # statement), checked before each request reuses one, so a restarted server is noticed.
+    max_age = int(os.environ.get("KEEPERSTATE_CONN_MAX_AGE", "60"))
+    config: dict[str, Any] = dict(dj_database_url.parse(url, conn_max_age=max_age, conn_health_checks=True))
     config.setdefault("TEST", {})
     return config
 
@@ -125,6 +128,8 @@ def _pid_alive(pid: int) -> bool:
     """A process that can still exit through atexit: exists and is not a zombie."""
     import psutil
 
+    if pid <= 0:  # postmaster.pid holds -pid while a standalone backend (initdb) runs
+        return False
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.Error:

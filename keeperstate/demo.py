@@ -80,6 +80,39 @@ def block_monitor_graph() -> Graph:
     return nodes, edges
 
 
+def heartbeat_graph() -> Graph:
+    """Schedule (every 15 s) → State Increment beats → State Set lastBeat: runs by itself."""
+    nodes = [
+        {
+            "id": "trigger",
+            "type": "trigger",
+            "position": {"x": 0, "y": 0},
+            "data": {"label": "Every 15 s", "type": "trigger",
+                     "config": {"triggerType": "Schedule", "interval": 15, "overlap": "skip"}},
+        },
+        {
+            "id": "count-1",
+            "type": "action",
+            "position": {"x": 0, "y": 120},
+            "data": {"label": "Count beats", "type": "action",
+                     "config": {"actionType": "State Increment", "key": "beats"}},
+        },
+        {
+            "id": "state-set-1",
+            "type": "action",
+            "position": {"x": 0, "y": 240},
+            "data": {"label": "Remember the tick", "type": "action",
+                     "config": {"actionType": "State Set", "key": "lastBeat",
+                                "value": "<<@trigger:Every 15 s.scheduledFor>>"}},
+        },
+    ]
+    edges = [
+        {"id": "e1", "source": "trigger", "target": "count-1"},
+        {"id": "e2", "source": "count-1", "target": "state-set-1"},
+    ]
+    return nodes, edges
+
+
 @dataclass(frozen=True)
 class DemoWorkflow:
     """A workflow the demo organization starts with.
@@ -104,6 +137,14 @@ DEMO_WORKFLOWS: list[DemoWorkflow] = [
         name=MONITOR_NAME,
         description="Remembers the last block seen and acts only on new blocks.",
         graph=block_monitor_graph,
+    ),
+    DemoWorkflow(
+        key="heartbeat",
+        name="Heartbeat",
+        description="Runs by itself every 15 seconds (a Schedule trigger, active): counts its beats and "
+        "remembers the last tick. Watch the runs arrive in the editor.",
+        graph=heartbeat_graph,
+        changes={"active": True},
     ),
 ]
 

@@ -6,6 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from keeperstate.demo import DEMO_WORKFLOWS, MONITOR_NAME, DemoWorkflow, block_monitor_graph, seed_demo
+from keeperstate.engine.validation import validate_graph
 from keeperstate.models import DemoSeed, Workflow
 from keeperstate.workflows import workflow_hard_delete
 
@@ -78,10 +79,20 @@ def test_a_database_seeded_before_markers_adopts_its_demo_instead_of_duplicating
     user.refresh_from_db()
     assert user.check_password("changed before the upgrade")
     assert Workflow.objects.filter(name=MONITOR_NAME).count() == 1
-    assert set(again.created) == {"organization", "user", "block-monitor"}
+    assert set(again.created) == {"organization", "user", *(w.key for w in DEMO_WORKFLOWS)}
 
 
 def test_without_the_embedded_database_the_demo_user_cannot_log_in_until_given_a_password():
     demo = seed_demo(password=None)
 
     assert not demo.user.has_usable_password()
+
+
+def test_the_demo_heartbeat_is_scheduled_and_active():
+    demo = seed_demo(password=None)
+
+    heartbeat = demo.workflows["heartbeat"]
+    assert heartbeat is not None
+    assert heartbeat.active is True
+    assert heartbeat.next_run_at is not None
+    assert validate_graph(heartbeat.nodes, heartbeat.edges).valid
