@@ -14,10 +14,11 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_http_methods
 
 from builder.forms import ConfigForm, FormSpec, form_data, initial_values, spec_for_action, spec_for_trigger
-from builder.http import BodyInvalid, not_authenticated, read_json, wants_json
+from builder.http import not_authenticated, read_json, wants_json
 from builder.palette import editor_catalogue, form_url, palette_groups
 from keeperstate.access import get_workflow_for, organizations_of, workflows_visible_to
 from keeperstate.engine.graph import Graph, GraphInvalid
+from keeperstate.errors import CodedError
 from keeperstate.models import Organization
 from keeperstate.workflows import workflow_create
 
@@ -43,10 +44,14 @@ class WorkflowCreateForm(forms.Form):
 def workflow_list(request: HttpRequest) -> HttpResponse:
     form = WorkflowCreateForm(request.POST or None, user=request.user)
     if request.method == "POST" and form.is_valid():
-        workflow = workflow_create(
-            organization=form.cleaned_data["organization"], user=request.user, name=form.cleaned_data["name"]
-        )
-        return redirect("builder:editor", workflow_id=workflow.id)
+        try:
+            workflow = workflow_create(
+                organization=form.cleaned_data["organization"], user=request.user, name=form.cleaned_data["name"]
+            )
+        except CodedError as exc:
+            form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+        else:
+            return redirect("builder:editor", workflow_id=workflow.id)
     workflows = workflows_visible_to(request.user).select_related("organization")
     has_organization = organizations_of(request.user).exists()
     return render(
@@ -92,6 +97,9 @@ def trigger_form(request: HttpRequest, trigger_id: str) -> HttpResponse:
     return _config_form(request, spec)
 
 
+FORM_MEDIA_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
 def _config_form(request: HttpRequest, spec: FormSpec) -> HttpResponse:
     """GET: the form with initial values from the query string or a saved node
     (``?workflow=<id>&node=<node id>``). POST: field errors (400) or the normalised config."""
@@ -103,9 +111,12 @@ def _config_form(request: HttpRequest, spec: FormSpec) -> HttpResponse:
         initial = initial_values(spec, _saved_node_config(request), request.GET)
         return _render_form(request, spec, ConfigForm(spec, initial=initial))
     try:
-        data = form_data(spec, read_json(request)) if request.content_type == "application/json" else request.POST
-    except BodyInvalid as exc:
-        return JsonResponse({"valid": False, "code": exc.code, "detail": exc.message}, status=400)
+        if request.content_type in FORM_MEDIA_TYPES:
+            data: Any = request.POST
+        else:  # JSON, or a coded 415 from the one body reader
+            data = form_data(spec, read_json(request))
+    except CodedError as exc:  # the body reader's PARSE_ERROR, REQUEST_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE
+        return JsonResponse({"valid": False, "code": exc.code, "detail": exc.message}, status=exc.status_code)
     form = ConfigForm(spec, data=data)
     valid = form.is_valid()
     if wants_json(request):

@@ -16,9 +16,13 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
+from keeperstate.admin_scoping import TenantScopedAdmin, TenantScopedInline
+from keeperstate.audit import audit
 from keeperstate.errors import CodedError
 from keeperstate.executions.scheduling import refresh_schedule
 from keeperstate.models import (
+    ApiToken,
+    AuditEvent,
     Membership,
     Organization,
     Workflow,
@@ -72,19 +76,25 @@ def usage_text(usage: OrgUsage) -> str:
     )
 
 
-class MembershipInline(admin.TabularInline):
+class MembershipInline(TenantScopedInline):
     model = Membership
     extra = 0
     autocomplete_fields = ["user"]
 
 
 @admin.register(Organization)
-class OrganizationAdmin(admin.ModelAdmin):
+class OrganizationAdmin(TenantScopedAdmin):
+    tenant_path = "pk"
+
     list_display = ["name", "slug", "state_usage", "created_at"]
     readonly_fields = ["state_usage"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [MembershipInline]
+
+    def has_add_permission(self, request: Any) -> bool:
+        # A new organization would have no admin yet: only superusers create them.
+        return self.sees_every_tenant(request) and super().has_add_permission(request)
 
     @admin.display(description="state budget")
     def state_usage(self, obj: Organization) -> str:
@@ -92,7 +102,7 @@ class OrganizationAdmin(admin.ModelAdmin):
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(TenantScopedAdmin):
     list_display = ["user", "organization", "role", "created_at"]
     list_filter = ["role", "organization"]
     search_fields = ["user__username", "organization__name"]
@@ -100,7 +110,7 @@ class MembershipAdmin(admin.ModelAdmin):
 
 
 @admin.register(Workflow)
-class WorkflowAdmin(admin.ModelAdmin):
+class WorkflowAdmin(TenantScopedAdmin):
     list_display = ["name", "organization", "active", "next_run_at", "updated_at", "deleted_at"]
     list_filter = ["active", "organization", ("deleted_at", admin.EmptyFieldListFilter)]
     search_fields = ["name", "description", "id"]
@@ -113,6 +123,8 @@ class WorkflowAdmin(admin.ModelAdmin):
     def save_model(self, request: Any, obj: Workflow, form: Any, change: bool) -> None:
         super().save_model(request, obj, form, change)
         refresh_schedule(obj)  # the active flag, the graph or deleted_at may have changed
+        audit("workflow.update" if change else "workflow.create", organization=obj.organization_id, target=obj,
+              details={"fields": sorted(form.changed_data), "via": "admin"})
 
     @admin.action(description="Rotate the webhook secret of the selected workflows")
     def rotate_webhook_secrets(self, request: Any, queryset: Any) -> None:
@@ -122,9 +134,21 @@ class WorkflowAdmin(admin.ModelAdmin):
             request, f"New webhook secrets for {queryset.count()} workflow(s); the old ones stopped working."
         )
 
+    def delete_model(self, request: Any, obj: Workflow) -> None:
+        audit("workflow.hard_delete", organization=obj.organization_id, target=obj, details={"via": "admin"})
+        super().delete_model(request, obj)
+
+    def delete_queryset(self, request: Any, queryset: Any) -> None:
+        for workflow in queryset:
+            audit("workflow.hard_delete", organization=workflow.organization_id, target=workflow,
+                  details={"via": "admin"})
+        super().delete_queryset(request, queryset)
+
 
 @admin.register(WorkflowExecution)
-class WorkflowExecutionAdmin(admin.ModelAdmin):
+class WorkflowExecutionAdmin(TenantScopedAdmin):
+    tenant_path = "workflow__organization"
+
     list_display = ["id", "workflow", "status", "trigger", "queued_at", "finished_at"]
     list_filter = ["status", "trigger", "workflow__organization"]
     search_fields = ["id", "workflow__name"]
@@ -187,7 +211,7 @@ class WorkflowStateForm(forms.ModelForm):
 
 
 @admin.register(WorkflowState)
-class WorkflowStateAdmin(admin.ModelAdmin):
+class WorkflowStateAdmin(TenantScopedAdmin):
     form = WorkflowStateForm
     list_display = ["key", "workflow", "organization", "value_preview", "version", "expires_at", "is_expired",
                     "written_by", "updated_at"]
@@ -271,4 +295,54 @@ class WorkflowStateAdmin(admin.ModelAdmin):
         return admin_link(execution, f"{execution.queued_at:%Y-%m-%d %H:%M:%S} ({execution.status})")
 
 
+@admin.register(AuditEvent)
+class AuditEventAdmin(TenantScopedAdmin):
+    """Read-only: the database refuses changes anyway (append-only trigger)."""
+
+    list_display = ["created_at", "action", "actor_name", "organization", "target_type", "target_repr", "address"]
+    list_filter = ["action", "organization"]
+    search_fields = ["actor_name", "target_repr", "target_id", "address"]
+    date_hierarchy = "created_at"
+    readonly_fields = ["created_at", "action", "actor_id", "actor_name", "organization", "target_type", "target_id",
+                       "target_repr", "address", "details"]
+    fields = list(readonly_fields)
+
+    def has_add_permission(self, request: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Tokens by name and prefix only (the table holds no token). Created through the API or
+    ``create_api_token``, where the token can be shown once; revoked here by deleting. Staff who
+    are not superusers see their own tokens."""
+
+    list_display = ["name", "token_key", "user", "created", "expiry"]
+    list_filter = ["expiry"]
+    search_fields = ["name", "token_key", "user__username"]
+    fields = ["name", "token_key", "user", "created", "expiry"]
+    readonly_fields = ["token_key", "user", "created"]
+
+    def get_queryset(self, request: Any) -> Any:
+        queryset = super().get_queryset(request)
+        return queryset if request.user.is_superuser else queryset.filter(user=request.user)
+
+    def has_add_permission(self, request: Any) -> bool:
+        return False
+
+    def delete_model(self, request: Any, obj: ApiToken) -> None:
+        audit("token.revoke", target=obj, details={"name": obj.name, "prefix": obj.token_key, "via": "admin"})
+        super().delete_model(request, obj)
+
+    def delete_queryset(self, request: Any, queryset: Any) -> None:
+        for token in queryset:
+            audit("token.revoke", target=token, details={"name": token.name, "prefix": token.token_key,
+                                                         "via": "admin"})
+        super().delete_queryset(request, queryset)
 from keeperstate import admin_secrets  # noqa: E402, F401  (organization secrets, write-only)

@@ -81,7 +81,6 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "pgtrigger",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "procrastinate.contrib.django",
@@ -218,7 +217,7 @@ LOGGING = {
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        # DRF's TokenAuthentication, refusing keys that cannot be tokens before any query.
+        # knox's hashed tokens under the "Token" header; keys that cannot be tokens refused first.
         "keeperstate.api.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
@@ -259,3 +258,87 @@ if SECURE:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", True)
     SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", True)
 # --- end of production safety ---
+
+# --- Security (issue 11): lockout, throttles, tokens, headers, audit ------------------------
+# Kept in one block: ops owns DEBUG, secure cookies/HSTS switches and error pages above.
+from datetime import timedelta  # noqa: E402
+
+INSTALLED_APPS += ["axes", "knox", "csp"]
+MIDDLEWARE += [
+    "keeperstate.security.context.ActorMiddleware",  # services see who acts (audit log)
+    "csp.middleware.CSPMiddleware",
+    "keeperstate.security.headers.NoStoreMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes requires
+]
+AUTHENTICATION_BACKENDS = [
+    "keeperstate.security.lockout.LockoutBackend",  # axes: refuses a locked-out user or address first
+    "django.contrib.auth.backends.ModelBackend",
+]
+
+# Our proxies in front that append to X-Forwarded-For (0: the peer address is the client).
+KEEPERSTATE_PROXY_COUNT = env_int("KEEPERSTATE_PROXY_COUNT", 0)
+
+# Login lockout (django-axes), on /accounts/login/ and /admin/login/ alike: after
+# KEEPERSTATE_LOGIN_FAILURE_LIMIT failures for one username, or from one address, further
+# attempts are refused (429) until the cool-off ends or an admin unlocks (admin "Access
+# attempts", or `manage.py axes_reset_username <name>` / `axes_reset_ip <address>`).
+AXES_FAILURE_LIMIT = env_int("KEEPERSTATE_LOGIN_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("KEEPERSTATE_LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one alone locks
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "keeperstate.security.client.axes_client_ip"
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_VERBOSE = False
+
+# API throttles (429 THROTTLED with Retry-After), counted in Postgres (keeperstate.ratelimits).
+# Generous defaults: a person in the editor or a test suite never meets them.
+REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"] = [
+    "keeperstate.api.throttles.ClientThrottle",
+    "keeperstate.api.throttles.AnonymousThrottle",
+]
+REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {
+    "api_user": os.environ.get("KEEPERSTATE_API_RATE", "1200/min"),  # per token, or per user for a session
+    "api_anon": os.environ.get("KEEPERSTATE_API_ANON_RATE", "120/min"),  # per address
+    "auth_failure": os.environ.get("KEEPERSTATE_AUTH_FAILURE_RATE", "30/min"),  # bad tokens per address
+    "webhook": os.environ.get("KEEPERSTATE_WEBHOOK_RATE", "1200/min"),  # webhook calls per sending address
+}
+# Runs started per organization per minute, whatever starts them (editor, API, webhook, schedule).
+KEEPERSTATE_ORG_RUNS_PER_MINUTE = env_int("KEEPERSTATE_ORG_RUNS_PER_MINUTE", 600)
+
+# API tokens: hashed at rest by django-rest-knox (SHA-512), "ks_" + 64 hex characters.
+KNOX_TOKEN_MODEL = "keeperstate.ApiToken"
+# knox's own AuthToken is swapped out for ApiToken, but knox's first migration predates its
+# swappable option and would create an unused knox_authtoken table (referencing auth_user, which
+# breaks TRUNCATE-based test flushes). Without knox migrations nothing of it is created.
+MIGRATION_MODULES = {"knox": None}
+KEEPERSTATE_TOKEN_TTL_DAYS = env_int("KEEPERSTATE_TOKEN_TTL_DAYS", 90)  # default expiry; 0 = none
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(days=KEEPERSTATE_TOKEN_TTL_DAYS) if KEEPERSTATE_TOKEN_TTL_DAYS > 0 else None,
+    "AUTH_HEADER_PREFIX": "Token",  # existing clients keep "Authorization: Token <token>"
+    "TOKEN_PREFIX": "ks_",  # recognisable by secret scanners
+}
+
+# Content-Security-Policy (django-csp 4): scripts and styles only from our own origin, no inline
+# script or handler anywhere; the Swagger UI page loads a static init script (api/docs).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        # style="…" attributes (Django admin's widgets use a few) cannot run code or read the
+        # page; <style> elements and foreign stylesheets stay refused.
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"

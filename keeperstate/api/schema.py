@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiSerializerExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
@@ -79,3 +79,19 @@ def errors(
         body = bad_request if code == 400 else ErrorOutput
         responses[code] = OpenApiResponse(response=body, description=_DESCRIPTIONS[code])
     return responses
+
+
+class TokenScheme(OpenApiAuthenticationExtension):
+    """Our knox-based token class in the schema: an API key in the Authorization header."""
+
+    target_class = "keeperstate.api.authentication.TokenAuthentication"
+    name = "tokenAuth"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, Any]:
+        return {
+            "type": "apiKey",
+            "in": "header",
+            "name": "Authorization",
+            "description": "Token-based authentication with required prefix \"Token\" (hashed at rest; "
+            "create one at POST /api/tokens/ or with manage.py create_api_token).",
+        }

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from keeperstate.engine.schedules import OVERLAP_CHOICES, Schedule, check_cron, check_interval, check_timezone
 from keeperstate.errors import CodedError
+from keeperstate.inputs import has_nul, text_problem
 
 if TYPE_CHECKING:
     from keeperstate.engine.context import RunContext
@@ -150,6 +151,11 @@ _ACTIONS: dict[str, ActionDefinition] = {}
 def _sample_input_object(value: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ConfigInvalid('The sample input must be a JSON object, e.g. {"block": 100}.', field="sampleInput")
+    for name in value:  # its fields become @ reference names: the text rules of every name
+        if problem := text_problem(name):
+            raise ConfigInvalid(f"The sample input's field {name!r} {problem}.", field="sampleInput")
+    if has_nul(value):
+        raise ConfigInvalid("The sample input contains the character U+0000; remove it.", field="sampleInput")
     return value
 
 

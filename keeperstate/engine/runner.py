@@ -22,6 +22,7 @@ from keeperstate.engine.graph import Graph
 from keeperstate.engine.references import Resolver, system_values
 from keeperstate.engine.registry import get_action
 from keeperstate.errors import CodedError
+from keeperstate.inputs import has_nul
 from keeperstate.secrets.redaction import redacting
 
 logger = logging.getLogger(__name__)
@@ -187,4 +188,7 @@ def check_input(run_input: Any) -> dict[str, Any]:
         return {}
     if not isinstance(run_input, dict):
         raise RunInputInvalid('The run input must be a JSON object, for example {"block": 100}.', field="input")
+    if has_nul(run_input):
+        # Checked here rather than in each adapter: the input is stored in jsonb, which cannot hold it.
+        raise RunInputInvalid("The run input contains the character U+0000; remove it.", field="input")
     return run_input

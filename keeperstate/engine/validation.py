@@ -18,6 +18,7 @@ from keeperstate.engine.references import (
 )
 from keeperstate.engine.registry import TRIGGERS, ActionDefinition, ConfigField, get_action
 from keeperstate.errors import CodedError
+from keeperstate.inputs import has_nul, text_problem
 from keeperstate.secrets.names import SECRET_NAME_RE
 
 
@@ -76,7 +77,11 @@ def validate_graph(nodes: Any, edges: Any) -> ValidationReport:
         return report  # upstream questions have no answer in a cyclic graph
 
     reachable = set(_reachable(graph, triggers[0])) if len(triggers) == 1 else set(graph.nodes)
+    for index, edge in enumerate(edges):
+        if has_nul(edge):
+            report.error(None, None, "INVALID_TEXT", f"Edge #{index + 1} contains the character U+0000; remove it.")
     for node_id in graph.nodes:
+        _check_text(graph, node_id, report)
         if ">>" in graph.label(node_id) or "<<" in graph.label(node_id):
             report.error(
                 node_id, "label", "INVALID_LABEL", "A node label cannot contain '<<' or '>>' (they delimit references)."
@@ -98,6 +103,19 @@ def validate_graph(nodes: Any, edges: Any) -> ValidationReport:
         if node_id not in reachable:
             report.warn(node_id, None, "UNREACHABLE", "No path from the trigger reaches this node, so it never runs.")
     return report
+
+
+def _check_text(graph: Graph, node_id: str, report: ValidationReport) -> None:
+    """The text rules every way in shares (keeperstate.inputs): ids and labels are names people
+    read and reference, so no invisible or control characters (sample-input fields: the trigger's
+    own check); and no U+0000 anywhere in the node, which Postgres jsonb cannot store."""
+    if problem := text_problem(node_id):
+        report.error(node_id, "id", "INVALID_NODE_ID", f"The node id {problem}.")
+    label = (graph.nodes[node_id].get("data") or {}).get("label")
+    if isinstance(label, str) and (problem := text_problem(label)):
+        report.error(node_id, "label", "INVALID_LABEL", f"The label {problem}.")
+    if has_nul(graph.nodes[node_id]):
+        report.error(node_id, None, "INVALID_TEXT", "The node contains the character U+0000; remove it.")
 
 
 def _reachable(graph: Graph, start: str) -> list[str]:

@@ -13,6 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 
+from keeperstate.audit import audit
 from keeperstate.models import WorkflowState
 from keeperstate.state.db import SET_ACTOR_SQL, storage_errors
 from keeperstate.state.values import encode_value
@@ -37,11 +38,18 @@ def admin_update(*, state_id: int, value: Any, expires_at: datetime | None, acto
         WorkflowState.objects.filter(pk=state_id).update(
             value=value, expires_at=expires_at, updated_by_execution=None
         )
+        for row in WorkflowState.objects.filter(pk=state_id):
+            audit("state.update", organization=row.organization_id, target=row,
+                  details={"workflow": str(row.workflow_id), "key": row.key, "version": row.version,
+                           "expiresAt": expires_at.isoformat() if expires_at else None})
 
 
 def admin_delete(*, state_ids: list[int], actor: str) -> int:
     with storage_errors("delete"), transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(SET_ACTOR_SQL, [actor])
+        for row in WorkflowState.objects.filter(pk__in=state_ids):
+            audit("state.delete", organization=row.organization_id, target=row,
+                  details={"workflow": str(row.workflow_id), "key": row.key, "version": row.version})
         deleted, _ = WorkflowState.objects.filter(pk__in=state_ids).delete()
     return deleted
 
