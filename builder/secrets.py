@@ -87,7 +87,7 @@ def secrets_page(request: HttpRequest) -> HttpResponse:
 @require_POST
 def secret_delete_view(request: HttpRequest, organization_id: int, name: str) -> HttpResponse:
     organization = organizations_of(request.user).filter(pk=organization_id).first()
-    if organization is not None and secret_delete(organization=organization, name=name):
+    if organization is not None and secret_delete(organization=organization, name=name, user=request.user):
         messages.success(request, f"Secret {name} deleted; fields that use it stop resolving.")
     else:
         messages.error(request, f"There is no secret {name} to delete.")

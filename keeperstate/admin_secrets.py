@@ -9,6 +9,7 @@ from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
 
+from keeperstate.admin_scoping import TenantScopedAdmin
 from keeperstate.errors import CodedError
 from keeperstate.models import OrganizationSecret
 from keeperstate.secrets.names import check_name, check_value
@@ -45,7 +46,7 @@ def _checked(check: Any, value: Any) -> Any:
 
 
 @admin.register(OrganizationSecret)
-class OrganizationSecretAdmin(admin.ModelAdmin):
+class OrganizationSecretAdmin(TenantScopedAdmin):
     form = OrganizationSecretForm
     list_display = ["name", "organization", "created_at", "updated_at", "updated_by"]
     list_filter = ["organization"]

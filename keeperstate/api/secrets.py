@@ -134,7 +134,7 @@ class SecretDetailView(_SecretsView):
         name = _name(name)
         query = SecretOrganizationQuery(data=request.query_params, context={"request": request})
         query.is_valid(raise_exception=True)
-        if not secret_delete(organization=query.validated_data["organization"], name=name):
+        if not secret_delete(organization=query.validated_data["organization"], name=name, user=request.user):
             raise SecretNotFound(f"Your organization has no secret '{name}'.")
         return Response(status=status.HTTP_204_NO_CONTENT)
 

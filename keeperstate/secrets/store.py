@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from keeperstate.audit import audit
 from keeperstate.models import Organization, OrganizationSecret
 from keeperstate.secrets.crypto import encrypt
 from keeperstate.secrets.names import MAX_SECRETS_PER_ORGANIZATION, SecretLimit, check_name, check_value
@@ -27,6 +28,7 @@ def secret_put(
             secret.ciphertext = ciphertext
             secret.updated_by = updated_by
             secret.save(update_fields=["ciphertext", "updated_by", "updated_at"])
+            audit("secret.replace", organization=organization, target=secret, details={"name": name}, actor=user)
             return secret, False
         if OrganizationSecret.objects.filter(organization=organization).count() >= MAX_SECRETS_PER_ORGANIZATION:
             raise SecretLimit(
@@ -41,11 +43,15 @@ def secret_put(
         except IntegrityError:  # pragma: no cover - the organization lock makes this a guard only
             secret = OrganizationSecret.objects.get(organization=organization, name=name)
             return secret, False
+        audit("secret.create", organization=organization, target=secret, details={"name": name}, actor=user)
     return secret, True
 
 
-def secret_delete(*, organization: Organization, name: str) -> bool:
-    deleted, _ = OrganizationSecret.objects.filter(organization=organization, name=name).delete()
+def secret_delete(*, organization: Organization, name: str, user: Any = None) -> bool:
+    with transaction.atomic():
+        deleted, _ = OrganizationSecret.objects.filter(organization=organization, name=name).delete()
+        if deleted:
+            audit("secret.delete", organization=organization, details={"name": name}, actor=user)
     return deleted > 0
 
 

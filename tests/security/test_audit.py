@@ -95,13 +95,20 @@ def test_an_admin_repair_of_state_is_recorded(scope, client):
     assert AuditEvent.objects.filter(action="state.delete", details__key="cursor").exists()
 
 
-def test_secret_and_activation_rows_can_be_written_by_other_services(org, user):
-    # The secret and activation services (other areas) call audit() by name; the value of a
-    # secret is never passed, only its name.
-    audit("secret.create", organization=org, actor=user, details={"name": "RPC_KEY"})
-    audit("workflow.activate", organization=org, actor=user, details={"active": True})
+def test_secrets_put_replaced_and_deleted_through_the_api_are_recorded_by_name_only(org, user):
+    api = token_client(user)
 
-    assert actions()[-2:] == ["secret.create", "workflow.activate"]
+    api.put("/api/secrets/RPC_KEY/", {"value": "s3cr3t-one"}, format="json")
+    api.put("/api/secrets/RPC_KEY/", {"value": "s3cr3t-two"}, format="json")
+    api.delete("/api/secrets/RPC_KEY/")
+
+    rows = list(AuditEvent.objects.filter(action__startswith="secret.").order_by("id"))
+    assert [(r.action, r.details, r.actor_name) for r in rows] == [
+        ("secret.create", {"name": "RPC_KEY"}, "alice"),
+        ("secret.replace", {"name": "RPC_KEY"}, "alice"),
+        ("secret.delete", {"name": "RPC_KEY"}, "alice"),
+    ]
+    assert "s3cr3t" not in json.dumps([r.details for r in rows]) + "".join(r.target_repr for r in rows)
 
 
 @pytest.mark.parametrize("statement", [
