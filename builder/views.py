@@ -8,6 +8,7 @@ from typing import Any, cast
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
+from django.db.models import OuterRef, Subquery
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.csrf import ensure_csrf_cookie
@@ -18,12 +19,14 @@ from builder.http import BodyInvalid, not_authenticated, read_json, wants_json
 from builder.palette import editor_catalogue, form_url, palette_groups
 from keeperstate.access import get_workflow_for, organizations_of, workflows_visible_to
 from keeperstate.engine.graph import Graph, GraphInvalid
-from keeperstate.models import Organization
+from keeperstate.models import Organization, Workflow, WorkflowExecution
 from keeperstate.workflows import workflow_create
 
 
 class WorkflowCreateForm(forms.Form):
-    name = forms.CharField(max_length=200, label="Name", widget=forms.TextInput(attrs={"placeholder": "Block monitor"}))
+    name = forms.CharField(
+        max_length=200, label="Name", widget=forms.TextInput(attrs={"placeholder": "e.g. Block monitor"})
+    )
     organization = forms.ModelChoiceField(
         queryset=Organization.objects.none(), empty_label=None, label="Organization"
     )
@@ -38,7 +41,24 @@ class WorkflowCreateForm(forms.Form):
             field.initial = organizations.first()
 
 
+def _has_field(model: Any, name: str) -> bool:
+    return any(field.name == name for field in model._meta.get_fields())
+
+
+def workflows_for_list(user: Any) -> Any:
+    """The user's workflows with their newest run's status and time, in one query."""
+    newest = WorkflowExecution.objects.filter(workflow=OuterRef("pk")).order_by("-started_at")
+    return (
+        workflows_visible_to(user)
+        .select_related("organization")
+        .annotate(last_run_status=Subquery(newest.values("status")[:1]),
+                  last_run_at=Subquery(newest.values("started_at")[:1]))
+        .order_by("-updated_at", "id")
+    )
+
+
 @login_required
+@ensure_csrf_cookie  # the list's rename, duplicate and delete call the API with the CSRF cookie
 @require_http_methods(["GET", "POST"])
 def workflow_list(request: HttpRequest) -> HttpResponse:
     form = WorkflowCreateForm(request.POST or None, user=request.user)
@@ -47,14 +67,17 @@ def workflow_list(request: HttpRequest) -> HttpResponse:
             organization=form.cleaned_data["organization"], user=request.user, name=form.cleaned_data["name"]
         )
         return redirect("builder:editor", workflow_id=workflow.id)
-    workflows = workflows_visible_to(request.user).select_related("organization")
     has_organization = organizations_of(request.user).exists()
-    return render(
-        request,
-        "builder/workflow_list.html",
-        {"workflows": workflows, "form": form, "has_organization": has_organization},
-        status=400 if form.errors else 200,
-    )
+    context = {
+        "workflows": workflows_for_list(request.user),
+        "form": form,
+        "has_organization": has_organization,
+        "highlight": request.GET.get("highlight", ""),
+        # The active switch and next run appear once workflows have them (the scheduler's fields).
+        "has_active": _has_field(Workflow, "active"),
+        "has_next_run": _has_field(Workflow, "next_run_at"),
+    }
+    return render(request, "builder/workflow_list.html", context, status=400 if form.errors else 200)
 
 
 @login_required

@@ -67,10 +67,15 @@ def test_deleting_a_node_marks_the_references_to_it(author_page, monitor):
     page = author_page
     open_editor(page, monitor.id)
     select_node(page, "state-get-1")
+    asked: list[str] = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
 
     page.locator("#btn-delete-node").click()
 
+    # the editor asked first, naming the nodes that reference it
     expect(card(page, "state-get-1")).to_have_count(0)
+    assert "referenced by" in asked[0]
+    assert "New block?, State Set" in asked[0]
     select_node(page, "state-set-1")
     missing = field_box(page, "expectedVersion").locator(".ref-badge.missing")
     expect(missing).to_contain_text("node deleted")
