@@ -100,3 +100,29 @@ def show_state(page: Page) -> None:
 def state_row(page: Page, key: str) -> Locator:
     """A live key's row in the State panel (a <details>: its summary expands the history)."""
     return page.locator(f'#state-entries .state-entry[data-state-key="{key}"]')
+
+
+def boxes(page: Page) -> dict[str, dict]:
+    """Every card's bounding box on the screen, by node id."""
+    return {
+        node_id: page.locator(f'.node[data-node-id="{node_id}"]').bounding_box()
+        for node_id in page.eval_on_selector_all(".node", "cards => cards.map(c => c.dataset.nodeId)")
+    }
+
+
+def overlapping(a: dict, b: dict) -> bool:
+    return a["x"] < b["x"] + b["width"] and b["x"] < a["x"] + a["width"] and \
+        a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"]
+
+
+def inside(box: dict, frame: dict) -> bool:
+    return box["x"] >= frame["x"] and box["y"] >= frame["y"] and \
+        box["x"] + box["width"] <= frame["x"] + frame["width"] and \
+        box["y"] + box["height"] <= frame["y"] + frame["height"]
+
+
+def accept_next_dialog(page: Page) -> list[str]:
+    """Accept the next confirm() and keep its message."""
+    messages: list[str] = []
+    page.once("dialog", lambda dialog: (messages.append(dialog.message), dialog.accept()))
+    return messages

@@ -236,7 +236,8 @@ export class Canvas {
       title.textContent = name;
       group.append(title, svg("path", { d, class: "edge-hit" }), svg("path", { d, class: "edge-line", "marker-end": "url(#arrow)" }));
       if (edge.sourceHandle) {
-        const label = svg("text", { x: from.x + 6, y: from.y + 16, class: `edge-label ${edge.sourceHandle}` });
+        // halfway along the curve, clear of the handle that already names the branch
+        const label = svg("text", { x: (from.x + to.x) / 2 + 6, y: (from.y + to.y) / 2, class: `edge-label ${edge.sourceHandle}` });
         label.textContent = edge.sourceHandle;
         group.append(label);
       }

@@ -237,9 +237,11 @@ class Editor {
     this.setStatus("Some cards overlapped, so the graph was laid out again; Save keeps the new layout.");
   }
 
+  // Where a branch goes in Auto-layout: its handle's place among the node's handles, -0.5 … 0.5.
   handleOrder(edge) {
     const handles = this.definitionOf(this.node(edge.source))?.sourceHandles || [];
-    return Math.max(0, handles.indexOf(edge.sourceHandle || ""));
+    const index = handles.indexOf(edge.sourceHandle || "");
+    return handles.length > 1 && index >= 0 ? index / (handles.length - 1) - 0.5 : 0;
   }
 
   autoLayout() {

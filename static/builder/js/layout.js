@@ -27,35 +27,38 @@ function ranks(nodes, edges) {
   return { rank, incoming };
 }
 
-// Positions for every node: one row per rank, each row ordered by where its parents stand (a
-// branch's handle order breaks ties: true before false), centred under the trigger.
-export function autoLayout(nodes, edges, sizeOf, handleOrder) {
+// Positions for every node: one row per rank. Each node wants to sit under its parents (a branch
+// shifted to its handle's side: true left, false right); a row keeps that order, pushes cards
+// apart where they would touch, and then moves as a whole as little as it can from what its
+// nodes want. `branchOffset(edge)` is the handle's signed position (-0.5 true, +0.5 false, 0).
+export function autoLayout(nodes, edges, sizeOf, branchOffset) {
   const { rank, incoming } = ranks(nodes, edges);
   const rows = [];
   for (const n of nodes) {
     const r = rank.get(n.id);
     (rows[r] ||= []).push(n);
   }
-  const order = new Map(); // node id -> its index in its row, centred on 0
+  const step = CARD_WIDTH + GAP_X;
   const positions = {};
   let y = 0;
-  rows.forEach((row, r) => {
-    if (!row) return;
-    const key = (n) => {
-      const parents = incoming.get(n.id).filter((e) => order.has(e.source));
-      if (!parents.length) return r === 0 && n.type === "trigger" ? -Infinity : Number.MAX_SAFE_INTEGER;
-      return parents.reduce((sum, e) => sum + order.get(e.source) + 0.1 * handleOrder(e), 0) / parents.length;
-    };
-    const keyed = row.map((n, i) => ({ n, k: key(n), i }));
-    keyed.sort((a, b) => a.k - b.k || a.i - b.i);
-    const height = Math.max(...row.map((n) => sizeOf(n).height));
-    keyed.forEach(({ n }, i) => {
-      const offset = i - (keyed.length - 1) / 2;
-      order.set(n.id, offset);
-      positions[n.id] = { x: Math.round(offset * (CARD_WIDTH + GAP_X)), y };
+  for (const row of rows) {
+    if (!row) continue;
+    const wanted = row.map((n, i) => {
+      const parents = incoming.get(n.id).filter((e) => positions[e.source]);
+      const x = parents.length
+        ? parents.reduce((sum, e) => sum + positions[e.source].x + branchOffset(e) * step, 0) / parents.length
+        : (n.type === "trigger" ? -1e9 : 1e9); // roots: the trigger first, other loose nodes last
+      return { n, x, i };
     });
-    y += height + GAP_Y;
-  });
+    wanted.sort((a, b) => a.x - b.x || a.i - b.i);
+    // Roots have no parent to sit under: lay them out from 0 in their order.
+    let placed = wanted.map((w, i) => (Math.abs(w.x) === 1e9 ? { ...w, x: i * step } : w));
+    placed = placed.map((w) => ({ ...w, want: w.x }));
+    for (let i = 1; i < placed.length; i += 1) placed[i].x = Math.max(placed[i].x, placed[i - 1].x + step);
+    const shift = placed.reduce((sum, w) => sum + (w.want - w.x), 0) / placed.length;
+    for (const w of placed) positions[w.n.id] = { x: Math.round(w.x + shift), y };
+    y += Math.max(...row.map((n) => sizeOf(n).height)) + GAP_Y;
+  }
   return positions;
 }
 
