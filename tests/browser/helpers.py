@@ -7,6 +7,15 @@ import re
 from playwright.sync_api import Locator, Page, expect
 
 
+def log_in_as(page: Page, username: str) -> None:
+    """Log in with the test password of `username` (tests.factories.make_user)."""
+    page.goto("/accounts/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(f"pw-{username}")
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url("**/builder/")
+
+
 def create_workflow(page: Page, name: str) -> None:
     page.goto("/builder/")
     page.get_by_label("Name").fill(name)

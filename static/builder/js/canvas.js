@@ -96,7 +96,10 @@ export class Canvas {
     card.style.left = `${pos.x}px`;
     card.style.top = `${pos.y}px`;
     card.style.width = `${CARD_WIDTH}px`;
-    card.setAttribute("role", "button");
+    // A group, not a button: the card holds its own handle buttons, and controls must not nest.
+    // Focusable all the same: Enter or Space selects it, Delete removes it.
+    card.setAttribute("role", "group");
+    card.setAttribute("aria-roledescription", "node");
     card.tabIndex = 0;
 
     if (!trigger) card.append(el("div", "handle in"));
