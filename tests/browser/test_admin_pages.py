@@ -50,5 +50,5 @@ def test_the_state_list_fits_1280_px_without_horizontal_scroll(admin_page, org, 
     expect(page.locator("#result_list")).to_contain_text("expired 2 h ago")
     widths = page.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
     assert widths[0] <= widths[1], f"the page scrolls sideways: {widths}"
-    table = page.evaluate("() => { const r = document.querySelector('.results'); return [r.scrollWidth, r.clientWidth]; }")
+    table = page.eval_on_selector(".results", "r => [r.scrollWidth, r.clientWidth]")
     assert table[0] <= table[1], f"the state list scrolls sideways: {table}"

@@ -127,7 +127,8 @@ def test_undo_and_redo_restore_the_exact_saved_graph(author_page, monitor):
     assert edited != original
 
     # undo all four steps: the graph is exactly what was saved before
-    for step in ("delete State Set", "connect New block? to State Delete", "edit key of State Delete", "add State Delete"):
+    steps = ("delete State Set", "connect New block? to State Delete", "edit key of State Delete", "add State Delete")
+    for step in steps:
         expect(page.locator("#btn-undo")).to_have_attribute("title", f"Undo: {step} (Ctrl+Z)")
         page.locator("#btn-undo").click()
     expect(page.locator("#btn-undo")).to_have_attribute("title", "Undo: auto-layout (Ctrl+Z)")  # the step before
