@@ -14,8 +14,9 @@ from builder.forms import normalise_graph
 from builder.http import json_endpoint, json_error, read_json
 from builder.references import reference_options
 from keeperstate.access import get_workflow_for
-from keeperstate.engine.runner import run_workflow
+from keeperstate.api.serializers import ExecutionOutput
 from keeperstate.engine.validation import validate_graph
+from keeperstate.executions import run_workflow
 from keeperstate.models import WorkflowExecution
 from keeperstate.workflows import WorkflowInvalid, workflow_update
 
@@ -73,18 +74,10 @@ def run(request: HttpRequest, workflow_id: Any) -> JsonResponse:
     """Run the saved workflow with ``{"input": {...}}``; the editor saves first."""
     workflow = get_workflow_for(request.user, workflow_id)
     body = read_json(request)
-    execution = run_workflow(workflow, body.get("input"), triggered_by=request.user)
+    execution = run_workflow(workflow, body.get("input"), trigger=WorkflowExecution.Trigger.MANUAL, user=request.user)
     return JsonResponse({"execution": execution_as_dict(execution)})
 
 
 def execution_as_dict(execution: WorkflowExecution) -> dict[str, Any]:
-    return {
-        "id": str(execution.id),
-        "workflow": str(execution.workflow_id),
-        "status": execution.status,
-        "input": execution.input,
-        "nodeResults": execution.node_results,
-        "error": execution.error,
-        "startedAt": execution.started_at.isoformat(),
-        "finishedAt": execution.finished_at.isoformat() if execution.finished_at else None,
-    }
+    """The API's execution shape: the editor reads exactly what API clients read."""
+    return dict(ExecutionOutput(execution).data)

@@ -60,12 +60,15 @@ def _source(graph: Graph, node_id: str) -> dict[str, Any]:
     config = graph.config(node_id)
     if graph.nodes[node_id].get("type") == "trigger":
         trigger_type = str(config.get("triggerType") or "Manual")
-        sample = _sample(config.get("sampleInput"))
-        fields = [_field(node_id, label, path, t, d) for path, t, d in sample_fields(sample)]
+        trigger = TRIGGERS.get(trigger_type)
+        if trigger is not None and trigger.output_fields:  # a run input of fixed shape (Schedule)
+            fields = [_field(node_id, label, f.name, f.type, f.description) for f in trigger.output_fields]
+        else:
+            sample = _sample(config.get("sampleInput"))
+            fields = [_field(node_id, label, path, t, d) for path, t, d in sample_fields(sample)]
         hint = None if fields else (
             'Give the trigger a sample input (e.g. {"block": 100}) to pick the fields of the run input here.'
         )
-        trigger = TRIGGERS.get(trigger_type)
         return {"nodeId": node_id, "label": label, "kind": "trigger", "type": trigger_type,
                 "icon": trigger.icon if trigger else None, "fields": fields, "hint": hint}
     action_type = graph.action_type(node_id)

@@ -19,7 +19,7 @@ from builder.http import BodyInvalid, not_authenticated, read_json, wants_json
 from builder.palette import editor_catalogue, form_url, palette_groups
 from keeperstate.access import get_workflow_for, organizations_of, workflows_visible_to
 from keeperstate.engine.graph import Graph, GraphInvalid
-from keeperstate.models import Organization, Workflow, WorkflowExecution
+from keeperstate.models import Organization, WorkflowExecution
 from keeperstate.workflows import workflow_create
 
 
@@ -41,18 +41,14 @@ class WorkflowCreateForm(forms.Form):
             field.initial = organizations.first()
 
 
-def _has_field(model: Any, name: str) -> bool:
-    return any(field.name == name for field in model._meta.get_fields())
-
-
 def workflows_for_list(user: Any) -> Any:
     """The user's workflows with their newest run's status and time, in one query."""
-    newest = WorkflowExecution.objects.filter(workflow=OuterRef("pk")).order_by("-started_at")
+    newest = WorkflowExecution.objects.filter(workflow=OuterRef("pk")).order_by("-queued_at")
     return (
         workflows_visible_to(user)
         .select_related("organization")
         .annotate(last_run_status=Subquery(newest.values("status")[:1]),
-                  last_run_at=Subquery(newest.values("started_at")[:1]))
+                  last_run_at=Subquery(newest.values("queued_at")[:1]))
         .order_by("-updated_at", "id")
     )
 
@@ -73,9 +69,6 @@ def workflow_list(request: HttpRequest) -> HttpResponse:
         "form": form,
         "has_organization": has_organization,
         "highlight": request.GET.get("highlight", ""),
-        # The active switch and next run appear once workflows have them (the scheduler's fields).
-        "has_active": _has_field(Workflow, "active"),
-        "has_next_run": _has_field(Workflow, "next_run_at"),
     }
     return render(request, "builder/workflow_list.html", context, status=400 if form.errors else 200)
 

@@ -18,6 +18,7 @@ from django.utils.html import format_html, format_html_join
 
 from keeperstate.admin_display import count, expiry_text, run_link, usage_text
 from keeperstate.errors import CodedError
+from keeperstate.executions.scheduling import refresh_schedule
 from keeperstate.models import (
     Membership,
     Organization,
@@ -29,6 +30,7 @@ from keeperstate.models import (
 from keeperstate.state.maintenance import admin_delete, admin_update
 from keeperstate.state.selectors import org_usage
 from keeperstate.state.values import encode_value
+from keeperstate.workflows import rotate_webhook_secret
 
 
 class PrettyJSONField(forms.JSONField):
@@ -103,23 +105,36 @@ class MembershipAdmin(admin.ModelAdmin):
 
 @admin.register(Workflow)
 class WorkflowAdmin(admin.ModelAdmin):
-    list_display = ["name", "organization", "updated_at", "deleted_at"]
-    list_filter = ["organization", ("deleted_at", admin.EmptyFieldListFilter)]
+    list_display = ["name", "organization", "active", "next_run_at", "updated_at", "deleted_at"]
+    list_filter = ["active", "organization", ("deleted_at", admin.EmptyFieldListFilter)]
     search_fields = ["name", "description", "id"]
-    readonly_fields = ["id", "created_by", "created_at", "updated_at"]
+    readonly_fields = ["id", "next_run_at", "webhook_path", "created_by", "created_at", "updated_at"]
     autocomplete_fields = ["organization"]
-    fields = ["id", "organization", "name", "description", "nodes", "edges", "created_by", "created_at",
-              "updated_at", "deleted_at"]
+    fields = ["id", "organization", "name", "description", "active", "next_run_at", "webhook_path", "nodes", "edges",
+              "created_by", "created_at", "updated_at", "deleted_at"]
+    actions = ["rotate_webhook_secrets"]
+
+    def save_model(self, request: Any, obj: Workflow, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        refresh_schedule(obj)  # the active flag, the graph or deleted_at may have changed
+
+    @admin.action(description="Rotate the webhook secret of the selected workflows")
+    def rotate_webhook_secrets(self, request: Any, queryset: Any) -> None:
+        for workflow in queryset:
+            rotate_webhook_secret(workflow)
+        self.message_user(
+            request, f"New webhook secrets for {queryset.count()} workflow(s); the old ones stopped working."
+        )
 
 
 @admin.register(WorkflowExecution)
 class WorkflowExecutionAdmin(admin.ModelAdmin):
-    list_display = ["id", "workflow", "status", "started_at", "finished_at"]
-    list_filter = ["status", "workflow__organization"]
+    list_display = ["id", "workflow", "status", "trigger", "queued_at", "finished_at"]
+    list_filter = ["status", "trigger", "workflow__organization"]
     search_fields = ["id", "workflow__name"]
-    date_hierarchy = "started_at"
-    readonly_fields = ["id", "workflow_link", "status", "triggered_by", "started_at", "finished_at", "error",
-                       "input_pretty", "results_pretty"]
+    date_hierarchy = "queued_at"
+    readonly_fields = ["id", "workflow_link", "status", "trigger", "triggered_by", "queued_at", "scheduled_for",
+                       "started_at", "finished_at", "error_code", "error", "input_pretty", "results_pretty"]
     fields = list(readonly_fields)
 
     def has_add_permission(self, request: Any) -> bool:

@@ -74,6 +74,19 @@ def embedded_uri() -> str:
         ) from exc
 
 
+def database_url(config: dict[str, Any]) -> str:
+    """A Django database config as a DATABASE_URL, for child processes (gunicorn, workers) that must
+    use the very same database, e.g. a test database, without starting or joining the embedded server."""
+    from urllib.parse import quote
+
+    options = config.get("OPTIONS") or {}
+    host = config.get("HOST") or options.get("host") or "localhost"
+    port = config.get("PORT") or options.get("port") or ""
+    password = f":{quote(config['PASSWORD'], safe='')}" if config.get("PASSWORD") else ""
+    netloc = f"{quote(config['USER'], safe='')}{password}@{quote(str(host), safe='')}"
+    return f"postgresql://{netloc}{':' + str(port) if port else ''}/{quote(config['NAME'], safe='')}"
+
+
 def _reason(exc: Exception, log: Path) -> str:
     """The server log's last line when there is one (it names the cause), else the exception."""
     try:

@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "procrastinate.contrib.django",
     "keeperstate.apps.KeeperStateConfig",
     "builder.apps.BuilderConfig",
 ]
@@ -132,6 +133,26 @@ _options = DATABASES["default"].setdefault("OPTIONS", {})
 _history_option = f"-c keeperstate.history_per_key={KEEPERSTATE_HISTORY_PER_KEY}"
 _options["options"] = f"{_options.get('options', '')} {_history_option}".strip()
 
+# Runs that nobody clicks (DESIGN.md §11): schedules, webhooks and async API runs execute on
+# Procrastinate workers (`manage.py worker`), which also run the scheduler and housekeeping.
+KEEPERSTATE_MIN_INTERVAL = env_int("KEEPERSTATE_MIN_INTERVAL", 10)
+# The process running an execution refreshes its heartbeat this often; an execution whose heartbeat
+# is older than RUN_STALE_SECONDS was left behind by a dead process: housekeeping closes it as
+# interrupted.
+KEEPERSTATE_RUN_HEARTBEAT_SECONDS = float(os.environ.get("KEEPERSTATE_RUN_HEARTBEAT_SECONDS", "10"))
+KEEPERSTATE_RUN_STALE_SECONDS = env_int("KEEPERSTATE_RUN_STALE_SECONDS", 60)
+KEEPERSTATE_IDEMPOTENCY_HOURS = env_int("KEEPERSTATE_IDEMPOTENCY_HOURS", 24)
+KEEPERSTATE_WEBHOOK_MAX_BYTES = env_int("KEEPERSTATE_WEBHOOK_MAX_BYTES", 256 * 1024)
+KEEPERSTATE_WEBHOOK_MAX_WAIT = 30
+# How often a worker looks for due schedule ticks and does housekeeping, and how it tells the
+# others it is alive (a worker silent for WORKER_STALLED_SECONDS is dead: its jobs are retried,
+# which never replays a run that had started).
+KEEPERSTATE_SCHEDULER_POLL_SECONDS = float(os.environ.get("KEEPERSTATE_SCHEDULER_POLL_SECONDS", "1"))
+KEEPERSTATE_HOUSEKEEPING_SECONDS = float(os.environ.get("KEEPERSTATE_HOUSEKEEPING_SECONDS", "10"))
+KEEPERSTATE_WORKER_HEARTBEAT_SECONDS = float(os.environ.get("KEEPERSTATE_WORKER_HEARTBEAT_SECONDS", "10"))
+KEEPERSTATE_WORKER_STALLED_SECONDS = float(os.environ.get("KEEPERSTATE_WORKER_STALLED_SECONDS", "30"))
+KEEPERSTATE_WORKER_CONCURRENCY = env_int("KEEPERSTATE_WORKER_CONCURRENCY", 4)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -161,3 +182,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
 }
+
+# The only module that defines Procrastinate tasks (no autodiscovery across apps).
+PROCRASTINATE_AUTODISCOVER_MODULE_NAME = ""
+PROCRASTINATE_IMPORT_PATHS = ["keeperstate.executions.tasks"]

@@ -12,7 +12,9 @@ from django.db import transaction
 
 from keeperstate.engine.validation import ValidationReport, validate_graph
 from keeperstate.errors import CodedError
+from keeperstate.executions.scheduling import refresh_schedule
 from keeperstate.models import Organization, Workflow
+from keeperstate.models.workflow import new_webhook_secret
 
 
 class WorkflowInvalid(CodedError):
@@ -55,21 +57,27 @@ def workflow_create(
     description: str = "",
     nodes: Any = None,
     edges: Any = None,
+    active: bool = False,
 ) -> Workflow:
     nodes, edges = _validated(nodes or [], edges or [])
-    return Workflow.objects.create(
+    workflow = Workflow.objects.create(
         organization=organization,
         name=name,
         description=description,
         nodes=nodes,
         edges=edges,
+        active=active,
         created_by=user if getattr(user, "pk", None) else None,
     )
+    refresh_schedule(workflow)
+    return workflow
 
 
+@transaction.atomic
 def workflow_update(workflow: Workflow, **changes: Any) -> Workflow:
-    """Change name, description, nodes and/or edges; a graph change is validated first."""
-    allowed = {"name", "description", "nodes", "edges"}
+    """Change name, description, nodes, edges and/or active; a graph change is validated first,
+    and the schedule's next due time follows the new graph and flag."""
+    allowed = {"name", "description", "nodes", "edges", "active"}
     unknown = set(changes) - allowed
     if unknown:
         raise ValueError(f"Cannot update {sorted(unknown)}")
@@ -79,7 +87,21 @@ def workflow_update(workflow: Workflow, **changes: Any) -> Workflow:
     for name, value in changes.items():
         setattr(workflow, name, value)
     workflow.save(update_fields=[*changes, "updated_at"])
+    if {"nodes", "active"} & set(changes):
+        refresh_schedule(workflow)
     return workflow
+
+
+def workflow_set_active(workflow: Workflow, active: bool) -> Workflow:
+    """Switch scheduled and webhook runs on or off."""
+    return workflow_update(workflow, active=active)
+
+
+def rotate_webhook_secret(workflow: Workflow) -> str:
+    """A new webhook secret; the old one stops working at once."""
+    workflow.webhook_secret = new_webhook_secret()
+    workflow.save(update_fields=["webhook_secret", "updated_at"])
+    return workflow.webhook_secret
 
 
 def workflow_duplicate(workflow: Workflow, *, user: Any, name: str | None = None) -> Workflow:

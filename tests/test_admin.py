@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from keeperstate.engine.runner import run_workflow
+from keeperstate.executions import run_workflow
 from keeperstate.models import WorkflowState
 from keeperstate.state.store import state_set
 

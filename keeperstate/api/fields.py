@@ -178,3 +178,14 @@ class OrganizationRefField(serializers.CharField):
         if isinstance(data, bool) or not isinstance(data, str | int):
             self.fail("invalid")
         return super().to_internal_value(data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """JSON true or false only: DRF's BooleanField would also take 0, 1, "yes" and "on"."""
+
+    default_error_messages = {"invalid": "Must be true or false."}
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data

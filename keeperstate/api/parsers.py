@@ -24,10 +24,13 @@ MAX_DEPTH = 64  # configs are shallow; deeper documents are mistakes or attacks 
 
 
 class JSONParser(parsers.JSONParser):
+    # The largest body read, in bytes; None: Django's DATA_UPLOAD_MAX_MEMORY_SIZE.
+    max_bytes: int | None = None
+
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Mapping[str, Any] | None = None) -> Any:
         encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
         # DRF streams the body past Django's DATA_UPLOAD_MAX_MEMORY_SIZE check; apply it here.
-        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        limit = self.max_bytes or settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         raw = stream.read(limit + 1) if limit is not None else stream.read()
         if limit is not None and len(raw) > limit:
             raise RequestTooLarge(f"The request body is larger than {limit} bytes.")

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.extensions import OpenApiSerializerExtension
-from drf_spectacular.utils import OpenApiResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 
 from keeperstate.api.serializers import ErrorOutput, FieldErrorsOutput, WorkflowInvalidOutput
@@ -29,9 +30,19 @@ _DESCRIPTIONS = {
     401: "Not authenticated: send a token (Authorization: Token …) or log in for a session.",
     403: "Not allowed (e.g. a hard delete by a member, or a session write without its CSRF token).",
     404: "No such object among those of your organizations.",
+    409: "The workflow was deleted while the run was in progress (WORKFLOW_DELETED).",
     413: "The request body is too large.",
     415: "The body is not JSON.",
 }
+
+
+IDEMPOTENCY_KEY_HEADER = OpenApiParameter(
+    "Idempotency-Key",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    description="Up to 200 characters, kept 24 h per workflow: a retry with the same key answers the first "
+    "execution instead of running again.",
+)
 
 
 class _AnyOf(serializers.Serializer):

@@ -13,7 +13,15 @@ from django.db.models import Q
 from rest_framework import serializers
 
 from keeperstate.access import default_organization, organizations_of
-from keeperstate.api.fields import JSONObjectField, NameField, OrganizationRefField, TextField, edges_field, nodes_field
+from keeperstate.api.fields import (
+    JSONObjectField,
+    NameField,
+    OrganizationRefField,
+    StrictBooleanField,
+    TextField,
+    edges_field,
+    nodes_field,
+)
 from keeperstate.engine.registry import FieldKind, all_actions
 from keeperstate.models import Organization, Workflow, WorkflowExecution
 
@@ -34,20 +42,38 @@ class WorkflowSummaryOutput(serializers.ModelSerializer):
     createdBy = serializers.CharField(source="created_by.username", read_only=True, allow_null=True, default=None)
     createdAt = serializers.DateTimeField(source="created_at", read_only=True)
     updatedAt = serializers.DateTimeField(source="updated_at", read_only=True)
+    active = serializers.BooleanField(
+        read_only=True, help_text="Only active workflows run on their schedule or by webhook."
+    )
+    nextRunAt = serializers.DateTimeField(
+        source="next_run_at", read_only=True, allow_null=True, help_text="The schedule's next due tick, or null."
+    )
 
     class Meta:
         model = Workflow
-        fields = ["id", "organization", "name", "description", "createdBy", "createdAt", "updatedAt"]
+        fields = ["id", "organization", "name", "description", "active", "nextRunAt", "createdBy", "createdAt",
+                  "updatedAt"]
         read_only_fields = fields
 
 
 class WorkflowOutput(WorkflowSummaryOutput):
     nodes = nodes_field(read_only=True)
     edges = edges_field(read_only=True)
+    webhookUrl = serializers.CharField(
+        source="webhook_path", read_only=True, help_text="POST a JSON object here to run the workflow (if active)."
+    )
+    webhookSecret = serializers.CharField(
+        source="webhook_secret", read_only=True, help_text="Send it as the X-KeeperState-Secret header."
+    )
 
     class Meta(WorkflowSummaryOutput.Meta):
-        fields = ["id", "organization", "name", "description", "nodes", "edges", "createdBy", "createdAt", "updatedAt"]
+        fields = ["id", "organization", "name", "description", "active", "nextRunAt", "webhookUrl", "webhookSecret",
+                  "nodes", "edges", "createdBy", "createdAt", "updatedAt"]
         read_only_fields = fields
+
+
+class WebhookSecretOutput(serializers.Serializer):
+    webhookSecret = serializers.CharField()
 
 
 class WorkflowDocument(serializers.Serializer):
@@ -85,6 +111,7 @@ class _OrganizationInput(serializers.Serializer):
 class WorkflowCreateInput(_OrganizationInput):
     name = NameField()
     description = TextField(allow_blank=True, default="")
+    active = StrictBooleanField(default=False, help_text="Run on its schedule or by webhook.")
     nodes = nodes_field(default=list, help_text="Empty (with empty edges): the workflow starts with a trigger.")
     edges = edges_field(default=list)
 
@@ -104,6 +131,7 @@ class WorkflowUpdateInput(serializers.Serializer):
     description = TextField(allow_blank=True, default="")
     nodes = nodes_field()
     edges = edges_field()
+    active = StrictBooleanField(required=False, help_text="Run on its schedule or by webhook. Left out: unchanged.")
 
 
 class WorkflowDuplicateInput(serializers.Serializer):
@@ -177,17 +205,57 @@ class ExecuteInput(serializers.Serializer):
     input = JSONObjectField(default=dict, help_text='The run input, the trigger\'s output: e.g. {"block": 100}.')
 
 
+class ExecuteQuery(serializers.Serializer):
+    def get_fields(self) -> dict[str, serializers.Field]:
+        # "async" is a Python keyword, so it cannot be declared as a class attribute.
+        return {
+            "async": serializers.BooleanField(
+                default=False, help_text="true: answer 202 with the queued execution; a worker runs it."
+            )
+        }
+
+
+class WebhookQuery(serializers.Serializer):
+    wait = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=30,
+        help_text="Wait up to this many seconds for the run to finish and answer it (200); else 202.",
+    )
+
+
 class ExecutionOutput(serializers.ModelSerializer):
+    """The one shape of an execution, for the API, the editor and the webhook."""
+
     workflow = serializers.UUIDField(source="workflow_id", read_only=True)
+    trigger = serializers.ChoiceField(choices=WorkflowExecution.Trigger.choices, read_only=True)
+    triggeredBy = serializers.CharField(
+        source="triggered_by.username", read_only=True, allow_null=True, default=None,
+        help_text="The user who started it (manual and API runs), else null.",
+    )
     input = JSONObjectField(read_only=True)
     nodeResults = serializers.DictField(source="node_results", child=NodeResultOutput(), read_only=True)
-    startedAt = serializers.DateTimeField(source="started_at", read_only=True)
+    errorCode = serializers.CharField(
+        source="error_code", read_only=True, allow_null=True,
+        help_text="The failing node's code, RUN_INTERRUPTED, RUN_SKIPPED or RUN_INTERNAL_ERROR.",
+    )
+    queuedAt = serializers.DateTimeField(source="queued_at", read_only=True)
+    startedAt = serializers.DateTimeField(source="started_at", read_only=True, allow_null=True)
     finishedAt = serializers.DateTimeField(source="finished_at", read_only=True, allow_null=True)
+    scheduledFor = serializers.DateTimeField(
+        source="scheduled_for", read_only=True, allow_null=True, help_text="The schedule tick (schedule runs)."
+    )
 
     class Meta:
         model = WorkflowExecution
-        fields = ["id", "workflow", "status", "input", "nodeResults", "error", "startedAt", "finishedAt"]
+        fields = ["id", "workflow", "status", "trigger", "triggeredBy", "input", "nodeResults", "error", "errorCode",
+                  "queuedAt", "startedAt", "finishedAt", "scheduledFor"]
         read_only_fields = fields
+
+
+class ExecutionQueuedOutput(serializers.Serializer):
+    executionId = serializers.UUIDField()
+    status = serializers.CharField()
 
 
 class NodeExecuteInput(serializers.Serializer):
@@ -254,6 +322,7 @@ class TriggerOutput(serializers.Serializer):
     description = serializers.CharField()
     icon = serializers.CharField()
     configFields = ConfigFieldOutput(many=True)
+    outputFields = OutputFieldOutput(many=True, help_text="Fixed fields of the run input (Schedule); else empty.")
 
 
 class CatalogueOutput(serializers.Serializer):

@@ -30,13 +30,16 @@ from keeperstate.api.metadata import ApiMetadata
 from keeperstate.api.pagination import Pagination
 from keeperstate.api.parsers import JSONParser
 from keeperstate.api.permissions import HardDeleteByOwnersAndAdmins
-from keeperstate.api.schema import WorkflowBadRequest, errors
+from keeperstate.api.schema import IDEMPOTENCY_KEY_HEADER, WorkflowBadRequest, errors
+from keeperstate.api.serializers import ExecuteQuery
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.registry import TRIGGERS, all_actions
-from keeperstate.engine.runner import run_action, run_workflow
+from keeperstate.engine.runner import run_action
 from keeperstate.engine.validation import validate_graph
+from keeperstate.executions.service import Started, check_idempotency_key, start_run
 from keeperstate.models import Workflow, WorkflowExecution
 from keeperstate.workflows import (
+    rotate_webhook_secret,
     workflow_create,
     workflow_duplicate,
     workflow_export,
@@ -188,18 +191,45 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
         return Response(s.ValidationReportOutput(validate_graph(graph["nodes"], graph["edges"]).as_dict()).data)
 
     @extend_schema(
-        summary="Run a workflow now and return the finished execution",
+        summary="Run a workflow now and return the finished execution, or queue it (?async=true)",
         description="A run that fails in a node is still a 201: the execution's status is 'error' and "
-        "the node's result carries the code (e.g. STATE_VERSION_CONFLICT).",
+        "the node's result carries the code (e.g. STATE_VERSION_CONFLICT). With ?async=true the answer is "
+        "202 with the queued execution; poll GET /api/executions/<id>/. An Idempotency-Key header (up to 200 "
+        "characters, kept 24 h per workflow) makes a retry answer 200 with the first execution, marked "
+        "Idempotent-Replayed: true, instead of running again.",
+        parameters=[ExecuteQuery, IDEMPOTENCY_KEY_HEADER],
         request=s.ExecuteInput,
-        responses={201: s.ExecutionOutput, **errors(400, 401, 403, 404, with_body=True)},
+        responses={
+            201: s.ExecutionOutput,
+            202: s.ExecutionOutput,
+            200: s.ExecutionOutput,
+            **errors(400, 401, 403, 404, 409, with_body=True),
+        },
     )
     @action(detail=True, methods=["post"])
     def execute(self, request: Request, pk: str) -> Response:
         workflow = self.get_object()
+        query = ExecuteQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
         run_input = validated(s.ExecuteInput, request)["input"]
-        execution = run_workflow(workflow, run_input, triggered_by=request.user)
-        return Response(s.ExecutionOutput(execution).data, status=status.HTTP_201_CREATED)
+        started = start_run(
+            workflow,
+            run_input,
+            trigger=WorkflowExecution.Trigger.API,
+            user=request.user,
+            idempotency_key=check_idempotency_key(request.headers.get("Idempotency-Key")),
+            background=query.validated_data["async"],
+        )
+        return execution_response(started, status.HTTP_202_ACCEPTED if query.validated_data["async"] else 201)
+
+    @extend_schema(
+        summary="Replace the workflow's webhook secret; the old one stops working at once",
+        request=None,
+        responses={200: s.WebhookSecretOutput, **errors(401, 404)},
+    )
+    @action(detail=True, methods=["post"], url_path="webhook-secret", url_name="webhook-secret")
+    def webhook_secret(self, request: Request, pk: str) -> Response:
+        return Response({"webhookSecret": rotate_webhook_secret(self.get_object())})
 
     @extend_schema(
         summary="The workflow's executions, newest first",
@@ -208,8 +238,18 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
     @action(detail=True, methods=["get"])
     def executions(self, request: Request, pk: str) -> Response:
         workflow = self.get_object()
-        page = self.paginate_queryset(workflow.executions.order_by("-started_at", "id"))
+        page = self.paginate_queryset(
+            workflow.executions.select_related("triggered_by").order_by("-queued_at", "id")
+        )
         return self.get_paginated_response(s.ExecutionOutput(page, many=True).data)
+
+
+def execution_response(started: Started, created_status: int) -> Response:
+    """A run's answer: the execution, or the first one again for a repeated Idempotency-Key."""
+    body = s.ExecutionOutput(started.execution).data
+    if started.replayed:
+        return Response(body, status=status.HTTP_200_OK, headers={"Idempotent-Replayed": "true"})
+    return Response(body, status=created_status)
 
 
 @extend_schema(tags=["executions"])

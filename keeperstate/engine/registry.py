@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from keeperstate.engine.schedules import OVERLAP_CHOICES, Schedule, check_cron, check_interval, check_timezone
 from keeperstate.errors import CodedError
 
 if TYPE_CHECKING:
@@ -89,6 +90,10 @@ class ActionDefinition:
     # What an edge without a sourceHandle means (State Set: "success"); None = it is invalid.
     default_handle: str | None = None
     plan_gated: bool = False
+    # Whether running it can change anything outside the run (state, the network). The execution
+    # record is written after such nodes, so a run cut short still shows what it changed; a pure
+    # read (State Get, Condition) costs no write of its own.
+    side_effects: bool = True
 
     def config_field(self, name: str) -> ConfigField | None:
         return next((f for f in self.config_fields if f.name == name), None)
@@ -122,6 +127,11 @@ class TriggerDefinition:
     description: str
     icon: str
     config_fields: tuple[ConfigField, ...]
+    # A trigger whose run input has a fixed shape (Schedule) declares it; the others' fields come
+    # from their sample input.
+    output_fields: tuple[OutputField, ...] = ()
+    # Checks the config as a whole (fields that go together), raising a CodedError naming a field.
+    check_config: Callable[[dict[str, Any]], Any] | None = field(default=None, compare=False, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -130,6 +140,7 @@ class TriggerDefinition:
             "description": self.description,
             "icon": self.icon,
             "configFields": [f.as_dict() for f in self.config_fields],
+            "outputFields": [f.as_dict() for f in self.output_fields],
         }
 
 
@@ -162,9 +173,62 @@ TRIGGERS: dict[str, TriggerDefinition] = {
     "Webhook": TriggerDefinition(
         id="Webhook",
         label="Webhook",
-        description="Run the workflow when a client posts a JSON object to it.",
+        description="Run the workflow when a client posts a JSON object to its URL with its secret "
+        "(only while the workflow is active).",
         icon="trigger-webhook",
         config_fields=(_SAMPLE_INPUT,),
+    ),
+    "Schedule": TriggerDefinition(
+        id="Schedule",
+        label="Schedule",
+        description="Run the workflow every interval or on a cron schedule, while it is active.",
+        icon="trigger-schedule",
+        config_fields=(
+            ConfigField(
+                name="interval",
+                label="Every (seconds)",
+                kind="integer",
+                accepts_references=False,
+                help="Run every this many seconds (at least 10), e.g. 60. Leave empty to use a cron expression.",
+                placeholder="e.g. 60",
+                check=check_interval,
+            ),
+            ConfigField(
+                name="cron",
+                label="Cron",
+                kind="text",
+                accepts_references=False,
+                help="Instead of an interval: minute hour day-of-month month day-of-week, e.g. */5 * * * *.",
+                placeholder="e.g. */5 * * * *",
+                check=check_cron,
+            ),
+            ConfigField(
+                name="timezone",
+                label="Time zone",
+                kind="text",
+                accepts_references=False,
+                help="The time zone of the cron expression (an IANA name such as Europe/Berlin).",
+                default="UTC",
+                placeholder="e.g. UTC",
+                advanced=True,
+                check=check_timezone,
+            ),
+            ConfigField(
+                name="overlap",
+                label="When the previous run is still going",
+                kind="select",
+                accepts_references=False,
+                choices=OVERLAP_CHOICES,
+                default="skip",
+                help="skip: record the tick as skipped; allow: run anyway, side by side.",
+                advanced=True,
+            ),
+        ),
+        output_fields=(
+            OutputField("scheduledFor", "string", "The tick this run is for (ISO 8601, UTC)."),
+            OutputField("firedAt", "string", "When the scheduler started the run (ISO 8601, UTC)."),
+        ),
+        check_config=Schedule.from_config,
     ),
 }
 

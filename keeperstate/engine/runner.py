@@ -10,17 +10,17 @@ branches go on. The runner never retries an action: a state write is never repla
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.utils import timezone
+from django.db import DatabaseError
 
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.graph import Graph
 from keeperstate.engine.references import Resolver, system_values
 from keeperstate.engine.registry import get_action
 from keeperstate.errors import CodedError
-from keeperstate.models import Workflow, WorkflowExecution
 
 logger = logging.getLogger(__name__)
 
@@ -37,36 +37,28 @@ class UnknownAction(CodedError):
 class RunOutcome:
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
     error: str | None = None
+    error_code: str | None = None
 
     @property
     def ok(self) -> bool:
         return self.error is None
 
 
-def run_workflow(workflow: Workflow, run_input: Any = None, *, triggered_by: Any = None) -> WorkflowExecution:
-    """Run a saved workflow and return its finished, stored execution."""
-    run_input = _check_input(run_input)
-    execution = WorkflowExecution.objects.create(
-        workflow=workflow, input=run_input, triggered_by=triggered_by if getattr(triggered_by, "pk", None) else None
-    )
-    ctx = RunContext(organization_id=workflow.organization_id, workflow_id=workflow.id, execution_id=execution.id)
-    outcome = run_graph(workflow.nodes, workflow.edges, run_input, ctx)
-    execution.node_results = outcome.results
-    execution.status = WorkflowExecution.Status.SUCCESS if outcome.ok else WorkflowExecution.Status.ERROR
-    execution.error = outcome.error
-    execution.finished_at = timezone.now()
-    execution.save(update_fields=["node_results", "status", "error", "finished_at"])
-    return execution
+# Called with the results so far after each node that may have changed something: the execution
+# service records them, so a run cut short by a dead process still shows what it did.
+ProgressHook = Callable[[dict[str, dict[str, Any]]], None]
 
 
-def run_graph(nodes: Any, edges: Any, run_input: dict[str, Any], ctx: RunContext) -> RunOutcome:
+def run_graph(
+    nodes: Any, edges: Any, run_input: dict[str, Any], ctx: RunContext, *, on_progress: ProgressHook | None = None
+) -> RunOutcome:
     outcome = RunOutcome()
     try:
         graph = Graph.parse(nodes, edges)
         trigger = graph.trigger_id()
         order = graph.topological_order()
     except CodedError as exc:
-        outcome.error = exc.message
+        outcome.error, outcome.error_code = exc.message, exc.code
         return outcome
 
     labels = graph.labels()
@@ -88,6 +80,9 @@ def run_graph(nodes: Any, edges: Any, run_input: dict[str, Any], ctx: RunContext
         taken[node_id] = handle
         if not result["success"] and outcome.error is None:
             outcome.error = f"Node '{labels[node_id]}' ({node_id}) failed: {result['error']}"
+            outcome.error_code = result.get("code")
+        if on_progress is not None and node_id != order[-1] and _has_side_effects(graph, node_id):
+            on_progress(outcome.results)  # the last node's result is recorded with the run's end
     return outcome
 
 
@@ -115,8 +110,12 @@ def run_action(
         kinds = {f.name: f.kind for f in definition.config_fields}
         settings = {k: v for k, v in config.items() if k != "actionType"}
         data = definition.handler(resolver.resolve_config(settings, kinds), ctx)
+        # Routing is the action's code too: a bug there fails the node, not the run's record.
+        handle = definition.route(data) if definition.route else None
     except CodedError as exc:
         return exc.as_result(), None
+    except DatabaseError:
+        raise  # the run itself cannot go on; the execution service decides what the record says
     except Exception:
         logger.exception("action %r failed unexpectedly", action_type)
         return {
@@ -124,7 +123,6 @@ def run_action(
             "code": "ACTION_FAILED",
             "error": "The action failed unexpectedly; the error was logged for the administrators. Try again.",
         }, None
-    handle = definition.route(data) if definition.route else None
     return {"success": True, "data": data}, handle
 
 
@@ -143,12 +141,17 @@ def _edge_state(
     return "dead"
 
 
+def _has_side_effects(graph: Graph, node_id: str) -> bool:
+    definition = get_action(graph.action_type(node_id) or "")
+    return definition.side_effects if definition else True
+
+
 def _default_handle(graph: Graph, node_id: str) -> str | None:
     definition = get_action(graph.action_type(node_id) or "")
     return definition.default_handle if definition else None
 
 
-def _check_input(run_input: Any) -> dict[str, Any]:
+def check_input(run_input: Any) -> dict[str, Any]:
     if run_input is None:
         return {}
     if not isinstance(run_input, dict):

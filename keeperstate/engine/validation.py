@@ -110,10 +110,17 @@ def _check_trigger(graph: Graph, node_id: str, report: ValidationReport) -> None
             f"Unknown trigger type '{trigger_type}'. Use one of: {', '.join(TRIGGERS)}.",
         )
     definition = TRIGGERS.get(trigger_type) if isinstance(trigger_type, str) else None
+    found = False
     for config_field in definition.config_fields if definition else ():
         raw = graph.config(node_id).get(config_field.name)
-        if raw is not None and (problem := field_problem(config_field, raw)) is not None:
+        if raw not in (None, "") and (problem := field_problem(config_field, raw)) is not None:
             report.error(node_id, config_field.name, *problem)
+            found = True
+    if definition is not None and definition.check_config is not None and not found:
+        try:
+            definition.check_config(graph.config(node_id))
+        except CodedError as exc:
+            report.error(node_id, exc.field, exc.code, exc.message)
 
 
 def _check_config(graph: Graph, node_id: str, definition: ActionDefinition, report: ValidationReport) -> None:

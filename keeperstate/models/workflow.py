@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import secrets
 import uuid
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
 
 from keeperstate.models.org import Organization
+
+
+def new_webhook_secret() -> str:
+    return secrets.token_urlsafe(32)
 
 
 class WorkflowQuerySet(models.QuerySet["Workflow"]):
@@ -30,6 +36,13 @@ class Workflow(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     # Soft delete hides the workflow everywhere but keeps its state (DESIGN.md §6, Lifecycle).
     deleted_at = models.DateTimeField(null=True, blank=True)
+    # Only active workflows run on their schedule or by webhook (DESIGN.md §11).
+    active = models.BooleanField(default=False)
+    # Shown to members (the webhook's caller needs it), so stored as is; compared in constant time.
+    webhook_secret = models.CharField(max_length=64, default=new_webhook_secret)
+    # The schedule's next due tick; NULL when the workflow is inactive, deleted or not scheduled.
+    # Written by keeperstate.executions.scheduling, read by the scheduler.
+    next_run_at = models.DateTimeField(null=True, blank=True)
 
     objects = WorkflowQuerySet.as_manager()
 
@@ -41,37 +54,94 @@ class Workflow(models.Model):
             # which keeps a state row's organization equal to its workflow's.
             models.UniqueConstraint(fields=["id", "organization"], name="workflow_id_organization_unique"),
         ]
+        indexes = [
+            # The scheduler's one query: active, alive workflows whose tick is due.
+            models.Index(
+                fields=["next_run_at"],
+                name="workflow_due",
+                condition=Q(active=True, deleted_at__isnull=True, next_run_at__isnull=False),
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def webhook_path(self) -> str:
+        return f"/hooks/{self.id}/"
+
     def soft_delete(self) -> None:
+        """Hide the workflow and stop its schedule; its state stays."""
         self.deleted_at = timezone.now()
-        self.save(update_fields=["deleted_at", "updated_at"])
+        self.next_run_at = None
+        self.save(update_fields=["deleted_at", "next_run_at", "updated_at"])
 
 
 class WorkflowExecution(models.Model):
     class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
         SUCCESS = "success", "Success"
         ERROR = "error", "Error"
+        INTERRUPTED = "interrupted", "Interrupted"
+        SKIPPED = "skipped", "Skipped"
+
+    class Trigger(models.TextChoices):
+        MANUAL = "manual", "Manual"
+        API = "api", "API"
+        SCHEDULE = "schedule", "Schedule"
+        WEBHOOK = "webhook", "Webhook"
+
+    FINISHED = (Status.SUCCESS, Status.ERROR, Status.INTERRUPTED, Status.SKIPPED)
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="executions")
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
+    trigger = models.CharField(max_length=10, choices=Trigger.choices, default=Trigger.MANUAL)
     input = models.JSONField(default=dict, blank=True)
     node_results = models.JSONField(default=dict, blank=True)
     error = models.TextField(null=True, blank=True)
-    started_at = models.DateTimeField(default=timezone.now)
+    error_code = models.CharField(max_length=64, null=True, blank=True)
+    queued_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Refreshed by the process running it (executions.liveness): a running execution whose
+    # heartbeat stops was left behind by a dead process, and housekeeping closes it as interrupted.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    scheduled_for = models.DateTimeField(null=True, blank=True)
+    # A client's Idempotency-Key; released (set to NULL) after KEEPERSTATE_IDEMPOTENCY_HOURS.
+    idempotency_key = models.CharField(max_length=200, null=True, blank=True)
     triggered_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
 
     class Meta:
         db_table = "workflow_execution"
-        ordering = ["-started_at"]
-        indexes = [models.Index(fields=["workflow", "-started_at"], name="execution_workflow_started")]
+        ordering = ["-queued_at"]
+        indexes = [
+            models.Index(fields=["workflow", "-queued_at"], name="execution_workflow_queued"),
+            # Housekeeping looks only at unfinished runs.
+            models.Index(
+                fields=["heartbeat_at"], name="execution_unfinished", condition=Q(status__in=["queued", "running"])
+            ),
+        ]
+        constraints = [
+            # At most one execution per (workflow, scheduled tick), whatever the number of schedulers.
+            models.UniqueConstraint(
+                fields=["workflow", "scheduled_for"],
+                name="execution_one_per_tick",
+                condition=Q(scheduled_for__isnull=False),
+            ),
+            models.UniqueConstraint(
+                fields=["workflow", "idempotency_key"],
+                name="execution_idempotency_key",
+                condition=Q(idempotency_key__isnull=False),
+            ),
+        ]
 
     def __str__(self) -> str:
-        return f"{self.workflow} @ {self.started_at:%Y-%m-%d %H:%M:%S} ({self.status})"
+        return f"{self.workflow} @ {self.queued_at:%Y-%m-%d %H:%M:%S} ({self.status})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in self.FINISHED

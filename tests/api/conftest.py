@@ -6,7 +6,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from keeperstate.engine.runner import run_workflow
+from keeperstate.executions import run_workflow
 from tests.factories import make_user
 
 

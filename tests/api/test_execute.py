@@ -11,7 +11,10 @@ from tests.factories import make_workflow
 
 pytestmark = pytest.mark.django_db
 
-EXECUTION_KEYS = {"id", "workflow", "status", "input", "nodeResults", "error", "startedAt", "finishedAt"}
+EXECUTION_KEYS = {
+    "id", "workflow", "status", "trigger", "triggeredBy", "input", "nodeResults", "error", "errorCode",
+    "queuedAt", "startedAt", "finishedAt", "scheduledFor",
+}
 
 
 def action(node_id: str, label: str, **config) -> dict:
@@ -69,7 +72,10 @@ def test_execution_has_the_documented_shape(api, monitor, user):
         {"block": 7},
         None,
     )
-    assert body["startedAt"] <= body["finishedAt"]
+    assert body["queuedAt"] <= body["startedAt"] <= body["finishedAt"]
+    assert (body["trigger"], body["triggeredBy"], body["errorCode"], body["scheduledFor"]) == (
+        "api", "alice", None, None
+    )
     assert WorkflowExecution.objects.get(pk=body["id"]).triggered_by == user
 
 

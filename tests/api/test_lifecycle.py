@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from keeperstate.engine.runner import run_workflow
+from keeperstate.executions import run_workflow
 from keeperstate.models import Workflow, WorkflowExecution, WorkflowState
 from tests.api.conftest import token_client
 

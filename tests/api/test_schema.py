@@ -16,6 +16,8 @@ DESIGN_PATHS = {
     "/api/workflows/import/": {"post"},
     "/api/workflows/validate/": {"post"},
     "/api/workflows/{id}/execute/": {"post"},
+    "/api/workflows/{id}/webhook-secret/": {"post"},
+    "/hooks/{workflow_id}/": {"post"},
     "/api/executions/{id}/": {"get"},
     "/api/workflows/{id}/executions/": {"get"},
     "/api/execute/node/": {"post"},
@@ -58,13 +60,18 @@ def test_execution_response_is_described_with_its_camel_case_keys(schema):
         "id",
         "workflow",
         "status",
+        "trigger",
+        "triggeredBy",
         "input",
         "nodeResults",
         "error",
+        "errorCode",
+        "queuedAt",
         "startedAt",
         "finishedAt",
+        "scheduledFor",
     }
-    assert set(responses) == {"201", "400", "401", "403", "404", "413", "415"}
+    assert set(responses) == {"200", "201", "202", "400", "401", "403", "404", "409", "413", "415"}
 
 
 def test_request_bodies_name_their_input_serializers(schema):

@@ -30,7 +30,7 @@ from schemathesis.config import SchemathesisConfig
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from keeperstate.demo import block_monitor_graph
-from keeperstate.engine.runner import run_workflow
+from keeperstate.executions import run_workflow
 from tests.factories import make_workflow
 
 RAW_SCHEMA = json.loads(OpenApiJsonRenderer().render(SchemaGenerator().get_schema(request=None, public=True)))

@@ -9,8 +9,8 @@ import pytest
 from builder.references import reference_options
 from keeperstate.demo import block_monitor_graph
 from keeperstate.engine.registry import all_actions, get_action
-from keeperstate.engine.runner import run_workflow
 from keeperstate.errors import CodedError
+from keeperstate.executions import run_workflow
 from keeperstate.models import WorkflowState
 from tests.factories import make_workflow
 

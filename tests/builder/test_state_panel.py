@@ -7,7 +7,7 @@ import json
 import pytest
 from django.conf import settings
 
-from keeperstate.engine.runner import run_workflow
+from keeperstate.executions import run_workflow
 from keeperstate.models import WorkflowState
 from keeperstate.state.maintenance import admin_update
 from keeperstate.state.store import StateScope, state_delete, state_increment, state_set

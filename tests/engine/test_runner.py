@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from keeperstate.engine.runner import run_workflow
+from keeperstate.executions import run_workflow
 from keeperstate.models import WorkflowState
 from tests.factories import make_workflow
 

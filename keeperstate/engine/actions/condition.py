@@ -25,6 +25,7 @@ CONDITION = register(
         description="Continue on the true or the false branch depending on an expression.",
         icon="condition",
         egress="none",
+        side_effects=False,
         config_fields=(
             ConfigField(
                 name="condition",

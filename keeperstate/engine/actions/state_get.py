@@ -34,6 +34,7 @@ STATE_GET = register(
         description="Read a value this workflow stored in an earlier run.",
         icon="state-get",
         egress="none",
+        side_effects=False,
         config_fields=(KEY_FIELD,),
         output_fields=(
             OutputField("value", "any", "The stored value with its JSON type; null when the key does not exist."),

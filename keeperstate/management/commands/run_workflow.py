@@ -9,8 +9,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from keeperstate.engine.runner import run_workflow
 from keeperstate.errors import CodedError
+from keeperstate.executions import run_workflow
 from keeperstate.models import Organization, Workflow
 from keeperstate.workflows import workflow_create, workflow_update
 

@@ -1,0 +1,112 @@
+"""The webhook: ``POST /hooks/<workflow id>/`` runs an active workflow with the JSON body as input.
+
+An adapter like the API's views: the hardened JSON parser reads the body, the execution service
+queues the run, and the API's serializer and exception handler shape every answer. A wrong or
+missing secret and an unknown, inactive or deleted workflow all get the same 404, so a caller
+learns nothing about which workflows exist.
+"""
+
+from __future__ import annotations
+
+import hmac
+import time
+import uuid
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import exceptions, status
+from rest_framework.permissions import AllowAny
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from keeperstate.api import serializers as s
+from keeperstate.api.parsers import JSONParser
+from keeperstate.api.schema import IDEMPOTENCY_KEY_HEADER, errors
+from keeperstate.engine.runner import RunInputInvalid
+from keeperstate.executions.service import check_idempotency_key, start_run
+from keeperstate.models import Workflow, WorkflowExecution
+
+SECRET_HEADER = "X-KeeperState-Secret"
+NOT_FOUND = "No active workflow answers at this address with that secret."
+POLL_SECONDS = 0.1
+
+
+class WebhookJSONParser(JSONParser):
+    max_bytes = settings.KEEPERSTATE_WEBHOOK_MAX_BYTES
+
+
+class WebhookView(APIView):
+    authentication_classes: list[Any] = []  # the secret is the credential; no session, so no CSRF
+    permission_classes = [AllowAny]
+    parser_classes = [WebhookJSONParser]
+    renderer_classes = [JSONRenderer]
+
+    @extend_schema(
+        tags=["webhooks"],
+        summary="Run an active workflow with the JSON body as its input",
+        description="Send the workflow's secret in X-KeeperState-Secret. Answers 202 with the execution id; "
+        "with ?wait=N (at most 30 s) the finished execution (200), or 202 if it did not finish in time. "
+        "A wrong secret, an unknown, inactive or deleted workflow: 404. Bodies over 256 KB: 413.",
+        parameters=[
+            s.WebhookQuery,
+            OpenApiParameter(SECRET_HEADER, OpenApiTypes.STR, OpenApiParameter.HEADER, required=True),
+            IDEMPOTENCY_KEY_HEADER,
+        ],
+        request=OpenApiTypes.OBJECT,
+        responses={
+            202: s.ExecutionQueuedOutput,
+            200: OpenApiResponse(s.ExecutionOutput, description="The finished execution (with ?wait)."),
+            **errors(400, 404, with_body=True),
+        },
+    )
+    def post(self, request: Request, workflow_id: str) -> Response:
+        workflow = _hooked_workflow(workflow_id, request.headers.get(SECRET_HEADER))
+        query = s.WebhookQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        if not request.content_type and int(request.META.get("CONTENT_LENGTH") or 0):
+            # DRF would read a body without a content type as empty; say it is not JSON instead.
+            raise exceptions.UnsupportedMediaType("", detail="Send the body as JSON (Content-Type: application/json).")
+        body = request.data  # an empty body is an empty object
+        if not isinstance(body, dict):
+            raise RunInputInvalid('The webhook body must be a JSON object, for example {"block": 100}.')
+        started = start_run(
+            workflow,
+            body,
+            trigger=WorkflowExecution.Trigger.WEBHOOK,
+            idempotency_key=check_idempotency_key(request.headers.get("Idempotency-Key")),
+            background=True,
+        )
+        execution = started.execution
+        if (wait := query.validated_data.get("wait")) and not execution.finished:
+            execution = _wait_for(execution, wait)
+        if wait and execution.finished:
+            return Response(s.ExecutionOutput(execution).data, status=status.HTTP_200_OK)
+        return Response({"executionId": str(execution.id), "status": execution.status}, status=202)
+
+
+def _hooked_workflow(workflow_id: str, secret: str | None) -> Workflow:
+    try:
+        workflow = Workflow.objects.alive().filter(pk=uuid.UUID(workflow_id), active=True).first()
+    except ValueError:  # not an id at all: the same answer as any unknown workflow
+        workflow = None
+    expected = workflow.webhook_secret if workflow is not None else "-" * 43
+    # Compared in constant time, and compared even for an unknown workflow.
+    matches = hmac.compare_digest(expected.encode(), (secret or "").encode())
+    if workflow is None or not matches:
+        raise exceptions.NotFound(NOT_FOUND)
+    return workflow
+
+
+def _wait_for(execution: WorkflowExecution, seconds: int) -> WorkflowExecution:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        current = WorkflowExecution.objects.filter(pk=execution.pk).values_list("status", flat=True).first()
+        if current is None or current in WorkflowExecution.FINISHED:
+            break
+        time.sleep(POLL_SECONDS)
+    execution.refresh_from_db()
+    return execution

@@ -1,0 +1,133 @@
+"""Schedules of the Schedule trigger: an interval in seconds or a 5-field cron in a time zone.
+
+Pure time arithmetic, no database: the validator checks a trigger's schedule with it, and the
+scheduler asks it for due ticks. Interval ticks fall on multiples of the interval since the Unix
+epoch, so every scheduler process computes the same ticks without talking to the others; the
+database then allows one execution per (workflow, tick).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from cronsim import CronSim, CronSimError
+from django.conf import settings
+
+from keeperstate.errors import CodedError
+
+OVERLAP_CHOICES = ("skip", "allow")
+
+
+class ScheduleInvalid(CodedError):
+    code = "SCHEDULE_INVALID"
+
+
+def check_interval(value: Any) -> int:
+    """A whole number of seconds, at least KEEPERSTATE_MIN_INTERVAL."""
+    minimum = settings.KEEPERSTATE_MIN_INTERVAL
+    number: Any = value.strip() if isinstance(value, str) else value
+    if isinstance(number, str) and number.isdigit():
+        number = int(number)
+    if isinstance(number, bool) or not isinstance(number, int) or number < minimum:
+        raise ScheduleInvalid(
+            f"The interval is a whole number of seconds, at least {minimum} (e.g. 60 for every minute).",
+            field="interval",
+        )
+    return number
+
+
+def check_cron(value: Any) -> str:
+    """Five fields: minute, hour, day of month, month, day of week (e.g. '*/5 * * * *')."""
+    text = value.strip() if isinstance(value, str) else ""
+    if len(text.split()) != 5:
+        raise ScheduleInvalid(
+            "A cron expression has 5 fields: minute hour day-of-month month day-of-week, e.g. '*/5 * * * *'.",
+            field="cron",
+        )
+    try:
+        CronSim(text, datetime(2000, 1, 1, tzinfo=UTC))
+    except CronSimError as exc:
+        raise ScheduleInvalid(f"The cron expression '{text}' is not valid: {exc}.", field="cron") from None
+    return text
+
+
+def check_timezone(value: Any) -> str:
+    text = value.strip() if isinstance(value, str) else ""
+    try:
+        ZoneInfo(text)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ScheduleInvalid(
+            f"Unknown time zone '{text}'. Use an IANA name such as UTC or Europe/Berlin.", field="timezone"
+        ) from None
+    return text
+
+
+@dataclass(frozen=True)
+class Schedule:
+    interval: int | None = None
+    cron: str | None = None
+    timezone: str = "UTC"
+    overlap: str = "skip"
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Schedule:
+        """The schedule of a Schedule trigger's config; ScheduleInvalid names the field at fault."""
+        interval, cron = config.get("interval"), config.get("cron")
+        has_interval = interval not in (None, "")
+        has_cron = isinstance(cron, str) and bool(cron.strip())
+        if has_interval == has_cron:
+            raise ScheduleInvalid(
+                "Give either an interval in seconds or a cron expression, not both and not neither.",
+                field="interval" if not has_interval else "cron",
+            )
+        overlap = config.get("overlap") or "skip"
+        if overlap not in OVERLAP_CHOICES:
+            raise ScheduleInvalid("Overlap is 'skip' or 'allow'.", field="overlap")
+        return cls(
+            interval=check_interval(interval) if has_interval else None,
+            cron=check_cron(cron) if has_cron else None,
+            timezone=check_timezone(config.get("timezone") or "UTC"),
+            overlap=overlap,
+        )
+
+    def next_after(self, moment: datetime) -> datetime:
+        """The first tick strictly after ``moment``."""
+        if self.interval is not None:
+            seconds = (math.floor(moment.timestamp() / self.interval) + 1) * self.interval
+            return datetime.fromtimestamp(seconds, UTC)
+        assert self.cron is not None
+        local = moment.astimezone(ZoneInfo(self.timezone))
+        return next(CronSim(self.cron, local)).astimezone(UTC)
+
+    def latest_due(self, moment: datetime) -> datetime:
+        """The last tick at or before ``moment``: a scheduler that was down runs it once."""
+        if self.interval is not None:
+            seconds = math.floor(moment.timestamp() / self.interval) * self.interval
+            return datetime.fromtimestamp(seconds, UTC)
+        assert self.cron is not None
+        local = moment.astimezone(ZoneInfo(self.timezone))
+        # CronSim in reverse yields ticks strictly before its start: start a second later.
+        return next(CronSim(self.cron, local + timedelta(seconds=1), reverse=True)).astimezone(UTC)
+
+
+def schedule_of(nodes: Any) -> Schedule | None:
+    """The schedule of a graph whose trigger is a valid Schedule trigger, else None."""
+    if not isinstance(nodes, list):
+        return None
+    for node in nodes:
+        if isinstance(node, dict) and node.get("type") == "trigger":
+            data = node.get("data")
+            config = data.get("config") if isinstance(data, dict) else None
+            if not isinstance(config, dict):
+                return None
+            if config.get("triggerType") != "Schedule":
+                return None
+            try:
+                return Schedule.from_config(config)
+            except ScheduleInvalid:
+                return None
+    return None

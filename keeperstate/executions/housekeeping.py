@@ -1,0 +1,46 @@
+"""Housekeeping that every worker does every few seconds; each step is safe to run from many
+workers at once (single UPDATE statements, idempotent).
+
+- A ``running`` execution whose heartbeat stopped was left behind by a dead process (a killed
+  worker or web server, a database restart): it is closed as ``interrupted`` with the node
+  results it had recorded. It is never run again, since a state write may already have happened.
+- Idempotency keys are released after KEEPERSTATE_IDEMPOTENCY_HOURS.
+- Jobs of dead workers are handed back to the queue by the worker command itself (it needs
+  Procrastinate's async job manager); that never replays a run, see executions.service.run_queued.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from keeperstate.models import WorkflowExecution
+
+Status = WorkflowExecution.Status
+
+INTERRUPTED_MESSAGE = (
+    "The process running this execution stopped before it finished (it was killed, or lost its "
+    "database). It was not run again, because a state write may already have happened: the node "
+    "results show what it did. Run the workflow again if that is safe."
+)
+
+
+def interrupt_stale_runs(now: datetime | None = None) -> int:
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=settings.KEEPERSTATE_RUN_STALE_SECONDS)
+    return WorkflowExecution.objects.filter(status=Status.RUNNING, heartbeat_at__lt=cutoff).update(
+        status=Status.INTERRUPTED, finished_at=now, error=INTERRUPTED_MESSAGE, error_code="RUN_INTERRUPTED"
+    )
+
+
+def release_idempotency_keys(now: datetime | None = None) -> int:
+    cutoff = (now or timezone.now()) - timedelta(hours=settings.KEEPERSTATE_IDEMPOTENCY_HOURS)
+    return WorkflowExecution.objects.filter(idempotency_key__isnull=False, queued_at__lt=cutoff).update(
+        idempotency_key=None
+    )
+
+
+def housekeeping() -> dict[str, int]:
+    return {"interrupted": interrupt_stale_runs(), "keys_released": release_idempotency_keys()}

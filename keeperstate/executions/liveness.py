@@ -1,0 +1,60 @@
+"""Heartbeats of the runs this process is executing, so housekeeping can tell dead from slow.
+
+While a process runs executions, a daemon thread refreshes their ``heartbeat_at`` every
+KEEPERSTATE_RUN_HEARTBEAT_SECONDS with one UPDATE. A run that waits on a lock or a slow server
+keeps its heartbeat; a process that dies (kill -9, a crash, a lost machine) stops heartbeating,
+and housekeeping closes its runs as ``interrupted`` after KEEPERSTATE_RUN_STALE_SECONDS.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django.conf import settings
+from django.db import DatabaseError, connection
+from django.utils import timezone
+
+from keeperstate.models import WorkflowExecution
+
+logger = logging.getLogger(__name__)
+
+_running: set[uuid.UUID] = set()
+_lock = threading.Lock()
+_thread: threading.Thread | None = None
+
+
+@contextmanager
+def heartbeating(execution_id: uuid.UUID) -> Iterator[None]:
+    """Keep the execution's heartbeat fresh while the block runs."""
+    global _thread
+    with _lock:
+        _running.add(execution_id)
+        # Started on first use, so a forking server (gunicorn --preload) starts it in each child.
+        if _thread is None or not _thread.is_alive():
+            _thread = threading.Thread(target=_beat, name="keeperstate-run-heartbeat", daemon=True)
+            _thread.start()
+    try:
+        yield
+    finally:
+        with _lock:
+            _running.discard(execution_id)
+
+
+def _beat() -> None:
+    stop = threading.Event()
+    while not stop.wait(settings.KEEPERSTATE_RUN_HEARTBEAT_SECONDS):
+        with _lock:
+            ids = list(_running)
+        if not ids:
+            continue
+        try:
+            WorkflowExecution.objects.filter(pk__in=ids, status=WorkflowExecution.Status.RUNNING).update(
+                heartbeat_at=timezone.now()
+            )
+        except DatabaseError:
+            logger.warning("could not refresh the heartbeat of %d run(s); trying again", len(ids))
+            connection.close()  # a new connection next time (the database may have restarted)

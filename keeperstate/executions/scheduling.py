@@ -1,0 +1,77 @@
+"""Schedules in the database: each workflow's next due tick, and the scheduler's one pass.
+
+Every worker runs the scheduler, so several may look at one due workflow at once. Each pass
+locks the due workflow rows it takes (``FOR UPDATE SKIP LOCKED``: another scheduler moves on to
+the next one), and the unique (workflow, scheduled_for) constraint makes a second execution for
+one tick impossible even so. Ticks missed while nothing ran give one run, for the latest of them.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from keeperstate.engine.schedules import schedule_of
+from keeperstate.executions.service import record_skipped, start_run
+from keeperstate.models import Workflow, WorkflowExecution
+
+logger = logging.getLogger(__name__)
+
+Status = WorkflowExecution.Status
+BATCH = 100
+
+
+def next_run_at(workflow: Workflow, now: datetime | None = None) -> datetime | None:
+    """When the workflow's schedule next fires, or None when it does not run on a schedule."""
+    if not workflow.active or workflow.deleted_at is not None:
+        return None
+    schedule = schedule_of(workflow.nodes)
+    return schedule.next_after(now or timezone.now()) if schedule else None
+
+
+def refresh_schedule(workflow: Workflow) -> None:
+    """Recompute and store ``next_run_at`` after the graph or the active flag changed."""
+    workflow.next_run_at = next_run_at(workflow)
+    Workflow.objects.filter(pk=workflow.pk).update(next_run_at=workflow.next_run_at)
+
+
+def schedule_due(now: datetime | None = None) -> int:
+    """Start the run of every due tick (or record it skipped); returns how many ticks it handled."""
+    handled = 0
+    while True:
+        batch = _take_due(now or timezone.now())
+        handled += batch
+        if batch < BATCH:
+            return handled
+
+
+@transaction.atomic
+def _take_due(now: datetime) -> int:
+    due = list(
+        Workflow.objects.alive()
+        .filter(active=True, next_run_at__lte=now)
+        .order_by("next_run_at")
+        .select_for_update(skip_locked=True)[:BATCH]
+    )
+    for workflow in due:
+        schedule = schedule_of(workflow.nodes)
+        if schedule is None:  # the trigger changed under a raw write; stop scheduling it
+            Workflow.objects.filter(pk=workflow.pk).update(next_run_at=None)
+            continue
+        tick = schedule.latest_due(now)
+        busy = workflow.executions.filter(status__in=[Status.QUEUED, Status.RUNNING]).exists()
+        try:
+            with transaction.atomic():
+                if busy and schedule.overlap == "skip":
+                    record_skipped(workflow, tick)
+                else:
+                    run_input = {"scheduledFor": tick.isoformat(), "firedAt": now.isoformat()}
+                    trigger = WorkflowExecution.Trigger.SCHEDULE
+                    start_run(workflow, run_input, trigger=trigger, scheduled_for=tick, background=True)
+        except IntegrityError:
+            logger.info("tick %s of workflow %s already has its execution", tick.isoformat(), workflow.pk)
+        Workflow.objects.filter(pk=workflow.pk).update(next_run_at=schedule.next_after(max(now, tick)))
+    return len(due)

@@ -1,0 +1,216 @@
+"""The execution lifecycle: create and commit the record first, then run, then finish.
+
+The record is committed (``queued`` or ``running``) before any action runs, and the result of
+every node that may have changed something is written as soon as it exists, so after any fault a
+client finds its run and what it did. A run is never replayed: only the process that moves an
+execution from ``queued`` to ``running`` runs it, and a running execution whose process died is
+closed as ``interrupted`` by housekeeping (keeperstate.executions.housekeeping), never started again.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import DatabaseError, IntegrityError, transaction
+from django.utils import timezone
+
+from keeperstate.engine.context import RunContext
+from keeperstate.engine.runner import RunOutcome, check_input, run_graph
+from keeperstate.errors import CodedError
+from keeperstate.executions.liveness import heartbeating
+from keeperstate.models import Workflow, WorkflowExecution
+
+logger = logging.getLogger(__name__)
+
+Status = WorkflowExecution.Status
+Trigger = WorkflowExecution.Trigger
+
+MAX_IDEMPOTENCY_KEY = 200
+
+
+class WorkflowDeletedDuringRun(CodedError):
+    code = "WORKFLOW_DELETED"
+    status_code = 409
+
+
+class IdempotencyKeyInvalid(CodedError):
+    code = "IDEMPOTENCY_KEY_INVALID"
+
+
+@dataclass(frozen=True)
+class Started:
+    execution: WorkflowExecution
+    # True when an Idempotency-Key matched an earlier execution: nothing new was run.
+    replayed: bool = False
+
+
+def check_idempotency_key(raw: str | None) -> str | None:
+    """The header's value, or None when absent; refused when empty or longer than 200 characters."""
+    if raw is None:
+        return None
+    key = raw.strip()
+    if not key or len(key) > MAX_IDEMPOTENCY_KEY or not key.isprintable():
+        raise IdempotencyKeyInvalid(
+            f"The Idempotency-Key header takes 1 to {MAX_IDEMPOTENCY_KEY} printable characters, "
+            "e.g. a UUID you generate once per intended run.",
+            field="Idempotency-Key",
+        )
+    return key
+
+
+def start_run(
+    workflow: Workflow,
+    run_input: Any,
+    *,
+    trigger: str,
+    user: Any = None,
+    idempotency_key: str | None = None,
+    scheduled_for: datetime | None = None,
+    background: bool = False,
+) -> Started:
+    """Record a run of ``workflow`` and either run it now (returning it finished) or queue it for a
+    worker (returning it queued). A repeated Idempotency-Key returns the first execution."""
+    run_input = check_input(run_input)
+    if idempotency_key is not None and (earlier := _by_idempotency_key(workflow, idempotency_key)) is not None:
+        return Started(earlier, replayed=True)
+    now = timezone.now()
+    execution = WorkflowExecution(
+        workflow=workflow,
+        trigger=trigger,
+        input=run_input,
+        idempotency_key=idempotency_key,
+        triggered_by=user if getattr(user, "pk", None) else None,
+        queued_at=now,
+        scheduled_for=scheduled_for,
+    )
+    if not background:
+        execution.status, execution.started_at, execution.heartbeat_at = Status.RUNNING, now, now
+    try:
+        with transaction.atomic():
+            execution.save(force_insert=True)
+            if background:
+                enqueue(execution)
+    except IntegrityError:
+        # Two requests with one Idempotency-Key raced; the constraint let one in.
+        earlier = _by_idempotency_key(workflow, idempotency_key) if idempotency_key else None
+        if earlier is None:
+            raise
+        return Started(earlier, replayed=True)
+    if not background:
+        _execute(execution, workflow)
+    return Started(execution)
+
+
+def run_workflow(workflow: Workflow, run_input: Any = None, *, trigger: str = Trigger.MANUAL, user: Any = None) -> (
+    WorkflowExecution
+):
+    """Run a saved workflow now and return its finished execution (the editor, the CLI, tests)."""
+    return start_run(workflow, run_input, trigger=trigger, user=user).execution
+
+
+def record_skipped(workflow: Workflow, tick: datetime) -> WorkflowExecution:
+    """A schedule tick not run because the previous run is still going (``overlap: skip``)."""
+    now = timezone.now()
+    return WorkflowExecution.objects.create(
+        workflow=workflow,
+        trigger=Trigger.SCHEDULE,
+        status=Status.SKIPPED,
+        scheduled_for=tick,
+        input={"scheduledFor": tick.isoformat(), "firedAt": now.isoformat()},
+        queued_at=now,
+        finished_at=now,
+        error="Skipped: the previous run of this workflow was still queued or running (overlap: skip).",
+        error_code="RUN_SKIPPED",
+    )
+
+
+def enqueue(execution: WorkflowExecution) -> None:
+    """Queue a job for the execution; called inside the transaction that creates it, so the job
+    exists exactly when the record does (Procrastinate writes through Django's connection)."""
+    from keeperstate.executions.tasks import defer_run  # imports Procrastinate's app, ready only at run time
+
+    defer_run(str(execution.id))
+
+
+def run_queued(execution_id: str | uuid.UUID) -> WorkflowExecution | None:
+    """Run a queued execution (the worker's job). Returns None when it is not queued any more:
+    another worker started it, or it was interrupted; a run is never started twice."""
+    now = timezone.now()
+    claimed = WorkflowExecution.objects.filter(pk=execution_id, status=Status.QUEUED).update(
+        status=Status.RUNNING, started_at=now, heartbeat_at=now
+    )
+    if not claimed:
+        logger.info("execution %s is not queued any more; not running it again", execution_id)
+        return None
+    execution = WorkflowExecution.objects.select_related("workflow").get(pk=execution_id)
+    workflow = execution.workflow
+    if workflow.deleted_at is not None:
+        _finish(execution, _failed("WORKFLOW_DELETED", "The workflow was deleted before this run could start."))
+        return execution
+    try:
+        _execute(execution, workflow)
+    except WorkflowDeletedDuringRun:
+        logger.info("workflow %s was deleted during execution %s", workflow.pk, execution_id)
+        return None
+    return execution
+
+
+def _execute(execution: WorkflowExecution, workflow: Workflow) -> None:
+    ctx = RunContext(organization_id=workflow.organization_id, workflow_id=workflow.id, execution_id=execution.id)
+
+    def record(results: dict[str, dict[str, Any]]) -> None:
+        WorkflowExecution.objects.filter(pk=execution.pk, status=Status.RUNNING).update(
+            node_results=results, heartbeat_at=timezone.now()
+        )
+
+    try:
+        with heartbeating(execution.pk):
+            outcome = run_graph(workflow.nodes, workflow.edges, execution.input, ctx, on_progress=record)
+    except DatabaseError:
+        # The record cannot be written now; the client's answer says so (503), and housekeeping
+        # closes the execution as interrupted with the node results recorded so far.
+        logger.exception("execution %s lost its database", execution.pk)
+        raise
+    except Exception:
+        logger.exception("execution %s failed outside any action", execution.pk)
+        outcome = _failed(
+            "RUN_INTERNAL_ERROR",
+            "The run stopped on an internal error, which was logged for the administrators. "
+            "The node results show what ran before it.",
+            results=dict(execution.node_results or {}),
+        )
+    _finish(execution, outcome)
+
+
+def _finish(execution: WorkflowExecution, outcome: RunOutcome) -> None:
+    execution.node_results = outcome.results
+    execution.status = Status.SUCCESS if outcome.ok else Status.ERROR
+    execution.error, execution.error_code = outcome.error, outcome.error_code
+    execution.finished_at = timezone.now()
+    # An execution housekeeping took for dead still gets its real outcome: it was never replayed.
+    updated = WorkflowExecution.objects.filter(
+        pk=execution.pk, status__in=[Status.RUNNING, Status.INTERRUPTED]
+    ).update(
+        node_results=execution.node_results,
+        status=execution.status,
+        error=execution.error,
+        error_code=execution.error_code,
+        finished_at=execution.finished_at,
+    )
+    if not updated and not WorkflowExecution.objects.filter(pk=execution.pk).exists():
+        raise WorkflowDeletedDuringRun(
+            "The workflow was deleted while this run was in progress, and its executions and state went "
+            "with it. Nothing more can be learned about this run."
+        )
+
+
+def _failed(code: str, message: str, *, results: dict[str, Any] | None = None) -> RunOutcome:
+    return RunOutcome(results=results or {}, error=message, error_code=code)
+
+
+def _by_idempotency_key(workflow: Workflow, key: str) -> WorkflowExecution | None:
+    return WorkflowExecution.objects.filter(workflow=workflow, idempotency_key=key).first()

@@ -1,0 +1,41 @@
+"""The Procrastinate task a worker runs for each queued execution, and how it is queued.
+
+The job carries only the execution's id; the execution row is the source of truth. A job that
+Procrastinate retries (its worker died) runs nothing when the execution had already started:
+``run_queued`` claims only ``queued`` executions.
+"""
+
+from __future__ import annotations
+
+from django.db import close_old_connections
+from procrastinate import manager
+from procrastinate import tasks as procrastinate_tasks
+from procrastinate.contrib.django import app
+from procrastinate.contrib.django.django_connector import DjangoConnector
+
+QUEUE = "executions"
+TASK_NAME = "keeperstate.run_execution"
+
+# Jobs are always written through Django's own connection, inside the caller's transaction, so a
+# job exists exactly when its execution row does. (The worker swaps the app's connector for an
+# async pool; deferring through the app from its scheduler would commit the job on its own.)
+_jobs = manager.JobManager(DjangoConnector())
+
+
+def defer_run(execution_id: str) -> None:
+    procrastinate_tasks.configure_task(name=TASK_NAME, job_manager=_jobs, queue=QUEUE).defer(
+        execution_id=execution_id
+    )
+
+
+@app.task(name=TASK_NAME, queue=QUEUE)
+def run_execution(execution_id: str) -> None:
+    from keeperstate.executions.service import run_queued
+
+    # Each job runs in a worker thread with its own Django connection; drop one the database
+    # closed (a restart) instead of failing the job on it.
+    close_old_connections()
+    try:
+        run_queued(execution_id)
+    finally:
+        close_old_connections()

@@ -1,0 +1,350 @@
+"""Benchmark whole runs, end to end, against the raw floor of their own statements, in one run.
+
+Two workflows: the 4-node block monitor (State Get → Condition → State Set with compare-and-set)
+and a 1-node counter (State Increment). Each is measured
+- through the HTTP stack: gunicorn with N web processes, clients POSTing
+  /api/workflows/<id>/execute/ at concurrency 1, 4 and 16 (each client its own workflow, so the
+  figures measure the service, not contention on one key);
+- through the queue: M workers running bursts of queued executions (start to finish of each);
+- as its floor: the very statements one run sends (captured from a real run, the execution id
+  renewed each time) replayed raw through psycopg, each in its own transaction like the run's.
+The monitor's replayed compare-and-set matches no row after its first replay, which makes the
+floor a little cheaper than the real run: the ratios err against us.
+
+The last line is JSON. Targets (DESIGN.md §10, issue 13): a run's throughput at concurrency 1
+≥ 0.6 of its statements' floor; runs/s grows with web processes up to the cores.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.client
+import io
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+from django.db import connection
+from django.test import Client
+
+from keeperstate.database import database_url
+from keeperstate.demo import block_monitor_graph
+from keeperstate.executions.service import start_run
+from keeperstate.models import Membership, Organization, Workflow, WorkflowExecution
+
+COUNTER_NODES = [
+    {"id": "trigger", "type": "trigger", "position": {"x": 0, "y": 0},
+     "data": {"label": "Trigger", "type": "trigger", "config": {"triggerType": "Manual", "sampleInput": {}}}},
+    {"id": "count", "type": "action", "position": {"x": 0, "y": 120},
+     "data": {"label": "Count", "type": "action", "config": {"actionType": "State Increment", "key": "runs"}}},
+]
+COUNTER_EDGES = [{"id": "e1", "source": "trigger", "target": "count"}]
+CONCURRENCY = (1, 4, 16)
+
+
+class Command(BaseCommand):
+    help = "Measure runs/s and latency through gunicorn and through workers against the runs' raw statements."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--seconds", type=float, default=3.0, help="duration of each HTTP measurement")
+        parser.add_argument("--web", default="1,2", help="web process counts to measure (comma-separated)")
+        parser.add_argument("--workers", default="1,2", help="worker counts for the queue measurement")
+        parser.add_argument("--burst", type=int, default=60, help="queued runs per queue measurement")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        bench = RunBench(
+            seconds=options["seconds"],
+            web=[int(n) for n in options["web"].split(",")],
+            workers=[int(n) for n in options["workers"].split(",")],
+            burst=options["burst"],
+            out=self.stdout,
+        )
+        try:
+            figures = bench.run()
+        finally:
+            bench.cleanup()
+        self.stdout.write(json.dumps(figures, sort_keys=True))
+
+
+class RunBench:
+    def __init__(self, *, seconds: float, web: list[int], workers: list[int], burst: int, out: Any):
+        self.seconds, self.web, self.workers, self.burst, self.out = seconds, web, workers, burst, out
+        suffix = uuid.uuid4().hex[:10]
+        self.org = Organization.objects.create(name="bench runs", slug=f"bench-runs-{suffix}")
+        self.user = get_user_model().objects.create_user(username=f"bench-{suffix}")
+        Membership.objects.create(user=self.user, organization=self.org, role=Membership.Role.OWNER)
+        buffer = io.StringIO()
+        call_command("create_api_token", self.user.get_username(), stdout=buffer)
+        self.token = buffer.getvalue().strip().splitlines()[-1]
+        self.url = database_url(connection.settings_dict)
+        self.children: list[subprocess.Popen[bytes]] = []
+
+    def cleanup(self) -> None:
+        for child in self.children:
+            _stop(child)
+        self.org.delete()
+        self.user.delete()
+
+    def workflows(self, kind: str, count: int) -> list[Workflow]:
+        nodes, edges = block_monitor_graph() if kind == "monitor" else (COUNTER_NODES, COUNTER_EDGES)
+        return [
+            Workflow.objects.create(organization=self.org, name=f"{kind} {n}", nodes=nodes, edges=edges)
+            for n in range(count)
+        ]
+
+    def run(self) -> dict[str, Any]:
+        figures: dict[str, Any] = {"web": {}, "queue": {}, "floor": {}, "statements": {}}
+        self.out.write(f"{'measurement':<34}{'runs/s':>9}{'p50 ms':>9}{'p95 ms':>9}{'floor/s':>9}{'ratio':>7}")
+        for kind in ("monitor", "counter"):
+            transactions = self.capture(kind)
+            count = sum(len(group) for group in transactions)
+            figures["statements"][kind] = {"statements": count, "transactions": len(transactions)}
+            floor = self.floor(transactions)
+            figures["floor"][kind] = floor
+            self.line(f"{kind}: floor, {count} stmts/{len(transactions)} tx", floor, None, None)
+            for processes in self.web:
+                port = self.start_web(processes)
+                for clients in CONCURRENCY:
+                    measured = self.http(port, kind, clients)
+                    name = f"{kind}.web{processes}.c{clients}"
+                    figures["web"][name] = measured
+                    self.line(f"{kind}: {processes} web, {clients} clients", measured["runs_per_s"],
+                              measured["p50_ms"], measured["p95_ms"], floor["runs_per_s"])
+                _stop(self.children.pop())
+            for count in self.workers:
+                measured = self.queue(kind, count)
+                figures["queue"][f"{kind}.workers{count}"] = measured
+                self.line(f"{kind}: queue, {count} worker(s)", measured["runs_per_s"], measured["p50_ms"],
+                          measured["p95_ms"], floor["runs_per_s"])
+        figures["targets"] = self.targets(figures)
+        for name, verdict in figures["targets"].items():
+            self.out.write(f"target {name}: {verdict['value']:.2f} (want {verdict['want']}) "
+                           f"{'met' if verdict['met'] else 'NOT MET'}")
+        return figures
+
+    def line(self, name: str, runs: Any, p50: Any, p95: Any, floor: float | None = None) -> None:
+        rate = runs["runs_per_s"] if isinstance(runs, dict) else runs
+        ratio = f"{rate / floor:>7.2f}" if floor else f"{'':>7}"
+        fmt = lambda v: f"{v:>9.1f}" if v is not None else f"{'':>9}"  # noqa: E731
+        self.out.write(f"{name:<34}{rate:>9.1f}{fmt(p50)}{fmt(p95)}{fmt(floor)}{ratio}")
+
+    def targets(self, figures: dict[str, Any]) -> dict[str, Any]:
+        verdicts: dict[str, Any] = {}
+        for kind in ("monitor", "counter"):
+            c1 = figures["web"][f"{kind}.web{self.web[0]}.c1"]["runs_per_s"]
+            ratio = c1 / figures["floor"][kind]["runs_per_s"]
+            verdicts[f"{kind}.c1_vs_floor"] = {"value": ratio, "want": ">= 0.6", "met": ratio >= 0.6}
+            if len(self.web) > 1:
+                low = figures["web"][f"{kind}.web{self.web[0]}.c16"]["runs_per_s"]
+                high = figures["web"][f"{kind}.web{self.web[-1]}.c16"]["runs_per_s"]
+                verdicts[f"{kind}.web_scaling"] = {"value": high / low, "want": "> 1", "met": high > low}
+        return verdicts
+
+    # -- the run's own statements, and their floor -------------------------------------------
+
+    def capture(self, kind: str) -> list[list[str]]:
+        """The SQL one API run sends, from authentication to the finished record, grouped into the
+        transactions it runs in (a statement outside an atomic block is its own transaction)."""
+        workflow = self.workflows(kind, 1)[0]
+        client = Client(HTTP_AUTHORIZATION=f"Token {self.token}")
+        path = f"/api/workflows/{workflow.id}/execute/"
+        client.post(path, {"input": {"block": 1}}, content_type="application/json")  # warm caches
+        sent: list[tuple[str, bool]] = []
+
+        def note(execute: Callable[..., Any], sql: str, params: Any, many: bool, context: dict[str, Any]) -> Any:
+            in_atomic = connection.in_atomic_block
+            result = execute(sql, params, many, context)
+            sent.append((connection.ops.last_executed_query(context["cursor"], sql, params), in_atomic))
+            return result
+
+        with connection.execute_wrapper(note):
+            response = client.post(path, {"input": {"block": 2}}, content_type="application/json")
+        execution_id = response.json()["id"]
+        groups: list[list[str]] = []
+        previous = False
+        for sql, in_atomic in sent:
+            if not (in_atomic and previous):
+                groups.append([])
+            groups[-1].append(sql.replace(execution_id.replace("-", ""), "{execution_id}"))
+            previous = in_atomic
+        return groups
+
+    def floor(self, transactions: list[list[str]]) -> dict[str, float]:
+        with psycopg.connect(self.url, autocommit=True) as raw:
+            def one_run() -> None:
+                execution_id = uuid.uuid4().hex
+                for statements in transactions:
+                    with raw.transaction():
+                        for sql in statements:
+                            raw.execute(sql.replace("{execution_id}", execution_id))  # type: ignore[call-overload]
+
+            one_run()
+            done, elapsed = _for_seconds(one_run, self.seconds)
+        return {"runs_per_s": done / elapsed}
+
+    # -- through gunicorn -----------------------------------------------------------------------
+
+    def start_web(self, processes: int) -> int:
+        port = _free_port()
+        # --preload: the app is imported once, before the web processes fork, as in production.
+        child = self.spawn("-m", "gunicorn", "keeperstate.wsgi", "-b", f"127.0.0.1:{port}", "-w", str(processes),
+                           "--preload", "--log-level", "warning")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            except OSError:
+                if child.poll() is not None:
+                    raise RuntimeError("gunicorn did not start") from None
+                time.sleep(0.2)
+                continue
+            # Every web process answers a few requests before anything is measured.
+            _threads([functools.partial(_warm, port, self.token) for _ in range(processes * 4)])
+            return port
+        raise RuntimeError("gunicorn did not listen within 60 s")
+
+    def http(self, port: int, kind: str, clients: int) -> dict[str, float]:
+        workflows = self.workflows(kind, clients)
+        latencies: list[float] = []
+        lock = threading.Lock()
+        stop_at = time.monotonic() + self.seconds
+        barrier = threading.Barrier(clients)
+
+        def client(workflow: Workflow) -> None:
+            block = 1
+            barrier.wait()
+            mine = []
+            while time.monotonic() < stop_at:
+                block += 1
+                started = time.perf_counter()
+                status = _post(port, f"/api/workflows/{workflow.id}/execute/", {"input": {"block": block}},
+                               self.token)
+                if status != 201:
+                    raise RuntimeError(f"execute answered {status}")
+                mine.append(time.perf_counter() - started)
+            with lock:
+                latencies.extend(mine)
+
+        began = time.monotonic()
+        _threads([functools.partial(client, w) for w in workflows])
+        return _summary(latencies, time.monotonic() - began)
+
+    # -- through the queue ------------------------------------------------------------------------
+
+    def queue(self, kind: str, count: int) -> dict[str, float]:
+        workers = [self.spawn(str(settings.BASE_DIR / "manage.py"), "worker", "--no-scheduler") for _ in range(count)]
+        time.sleep(3)  # let them start listening
+        workflows = self.workflows(kind, 16)
+        ids = [
+            start_run(workflows[n % 16], {"block": 10 + n}, trigger="api", background=True).execution.pk
+            for n in range(self.burst)
+        ]
+        deadline = time.monotonic() + 300
+        finished = WorkflowExecution.objects.filter(pk__in=ids, finished_at__isnull=False)
+        while finished.count() < len(ids) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        rows = list(WorkflowExecution.objects.filter(pk__in=ids).values_list("queued_at", "finished_at"))
+        for worker in workers:
+            _stop(worker)
+            self.children.remove(worker)
+        spans = [(start, end) for start, end in rows if end is not None]
+        if len(spans) < len(rows):
+            raise RuntimeError("queued runs did not finish within 300 s")
+        first = min(start for start, _ in spans)
+        last = max(end for _, end in spans)
+        return _summary([(end - start).total_seconds() for start, end in spans], (last - first).total_seconds())
+
+    def spawn(self, *args: str) -> subprocess.Popen[bytes]:
+        env = {**os.environ, "DATABASE_URL": self.url, "DJANGO_DEBUG": "false"}
+        child = subprocess.Popen([sys.executable, *args], env=env, cwd=settings.BASE_DIR,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.children.append(child)
+        return child
+
+
+def _post(port: int, path: str, body: dict[str, Any], token: str) -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        conn.request("POST", path, json.dumps(body),
+                     {"Content-Type": "application/json", "Authorization": f"Token {token}"})
+        response = conn.getresponse()
+        response.read()
+        return response.status
+    finally:
+        conn.close()
+
+
+def _warm(port: int, token: str) -> None:
+    for _ in range(3):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        try:
+            conn.request("GET", "/api/actions/", headers={"Authorization": f"Token {token}"})
+            conn.getresponse().read()
+        finally:
+            conn.close()
+
+
+def _for_seconds(step: Callable[[], None], seconds: float) -> tuple[int, float]:
+    done, began = 0, time.monotonic()
+    while time.monotonic() - began < seconds:
+        step()
+        done += 1
+    return done, time.monotonic() - began
+
+
+def _threads(targets: list[Callable[[], None]]) -> None:
+    errors: list[BaseException] = []
+
+    def guarded(target: Callable[[], None]) -> None:
+        try:
+            target()
+        except BaseException as exc:  # re-raised below, in the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=(t,)) for t in targets]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=600)
+    if errors:
+        raise errors[0]
+
+
+def _summary(latencies: list[float], elapsed: float) -> dict[str, float]:
+    ordered = sorted(latencies)
+    return {
+        "runs": len(ordered),
+        "runs_per_s": len(ordered) / elapsed if elapsed > 0 else 0.0,
+        "p50_ms": statistics.median(ordered) * 1000 if ordered else 0.0,
+        "p95_ms": ordered[int(0.95 * (len(ordered) - 1))] * 1000 if ordered else 0.0,
+    }
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _stop(child: subprocess.Popen[bytes]) -> None:
+    if child.poll() is None:
+        child.send_signal(signal.SIGTERM)
+        try:
+            child.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait(timeout=10)

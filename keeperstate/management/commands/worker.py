@@ -1,0 +1,126 @@
+"""Run queued executions, the scheduler and housekeeping; start as many as you like, on any
+machines that share the database (DESIGN.md §11)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+from collections.abc import Callable
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.core.management.base import BaseCommand
+from django.db import DatabaseError, close_old_connections
+
+from keeperstate.executions.housekeeping import housekeeping
+from keeperstate.executions.scheduling import schedule_due
+from keeperstate.executions.tasks import QUEUE
+
+logger = logging.getLogger("keeperstate.worker")
+
+
+class Command(BaseCommand):
+    help = (
+        "Run queued executions (Procrastinate), the scheduler and housekeeping until Ctrl-C or SIGTERM. "
+        "Any number of workers may run against one database."
+    )
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument(
+            "--concurrency",
+            type=int,
+            default=settings.KEEPERSTATE_WORKER_CONCURRENCY,
+            help="executions this worker runs at once (default %(default)s)",
+        )
+        parser.add_argument("--no-scheduler", action="store_true", help="run executions only, no scheduler")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        from procrastinate.contrib.django import app
+        from procrastinate.contrib.django.django_connector import DjangoConnector
+
+        name = f"{socket.gethostname()}:{os.getpid()}"
+        self.stdout.write(
+            f"worker {name}: executions (concurrency {options['concurrency']})"
+            + ("" if options["no_scheduler"] else ", scheduler, housekeeping")
+        )
+        self.stdout.flush()
+        assert isinstance(app.connector, DjangoConnector)
+        # Procrastinate's own worker command does the same: an async pool for the worker loop.
+        with app.replace_connector(app.connector.get_worker_connector()) as worker_app:
+            asyncio.run(_serve(worker_app, name, options["concurrency"], not options["no_scheduler"]))
+        self.stdout.write(f"worker {name}: stopped")
+
+
+async def _serve(app: Any, name: str, concurrency: int, scheduler: bool) -> None:
+    async with app.open_async():
+        jobs = asyncio.create_task(
+            app.run_worker_async(
+                queues=[QUEUE],
+                name=name,
+                concurrency=concurrency,
+                delete_jobs="always",  # the execution row is the record; finished jobs are noise
+                update_heartbeat_interval=settings.KEEPERSTATE_WORKER_HEARTBEAT_SECONDS,
+                stalled_worker_timeout=settings.KEEPERSTATE_WORKER_STALLED_SECONDS,
+                fetch_job_polling_interval=1.0,
+                install_signal_handlers=True,  # Ctrl-C / SIGTERM: finish running jobs, then stop
+            )
+        )
+        loops = []
+        if scheduler:
+            loops = [
+                asyncio.create_task(_every(settings.KEEPERSTATE_SCHEDULER_POLL_SECONDS, _in_thread(schedule_due))),
+                asyncio.create_task(_every(settings.KEEPERSTATE_HOUSEKEEPING_SECONDS, _housekeep(app))),
+            ]
+        try:
+            await jobs
+        finally:
+            for loop in loops:
+                loop.cancel()
+            await asyncio.gather(*loops, return_exceptions=True)
+
+
+def _in_thread(function: Callable[[], Any]) -> Callable[[], Any]:
+    """A Django ORM call for the event loop: in a thread, on a connection that is checked first
+    (the database may have restarted since the last call)."""
+
+    def call() -> Any:
+        close_old_connections()
+        try:
+            return function()
+        finally:
+            close_old_connections()
+
+    return sync_to_async(call, thread_sensitive=False)
+
+
+def _housekeep(app: Any) -> Callable[[], Any]:
+    sweep = _in_thread(housekeeping)
+
+    async def run() -> None:
+        done = await sweep()
+        if done["interrupted"]:
+            logger.warning("closed %d execution(s) left running by a dead process as interrupted", done["interrupted"])
+        # Jobs whose worker stopped sending heartbeats go back to the queue: an execution that
+        # never started runs elsewhere; one that had started is not run again (run_queued).
+        stalled = await app.job_manager.get_stalled_jobs(
+            seconds_since_heartbeat=settings.KEEPERSTATE_WORKER_STALLED_SECONDS
+        )
+        for job in stalled:
+            await app.job_manager.retry_job(job)
+            logger.info("job %s of a stalled worker handed back to the queue", job.id)
+
+    return run
+
+
+async def _every(seconds: float, step: Callable[[], Any]) -> None:
+    while True:
+        try:
+            await step()
+        except DatabaseError:
+            logger.warning("the database is unavailable; the worker keeps trying", exc_info=True)
+        except Exception:
+            logger.exception("a scheduler or housekeeping step failed; trying again")
+        await asyncio.sleep(seconds)

@@ -1,0 +1,101 @@
+"""The API's side of the runs issue: async execute, Idempotency-Key, active, webhook secret."""
+
+from __future__ import annotations
+
+import pytest
+
+from keeperstate.models import WorkflowExecution
+from tests.api.conftest import token_client
+from tests.executions.graphs import counter_graph
+from tests.factories import make_workflow
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def api(user):
+    return token_client(user)
+
+
+@pytest.fixture
+def counter(org, user):
+    nodes, edges = counter_graph("Schedule", interval=60)
+    return make_workflow(org, name="Counter", user=user, nodes=nodes, edges=edges)
+
+
+def test_execute_async_answers_202_with_the_queued_execution(api, counter):
+    response = api.post(f"/api/workflows/{counter.id}/execute/?async=true", {"input": {"n": 1}})
+
+    assert response.status_code == 202
+    body = response.json()
+    assert (body["status"], body["trigger"], body["startedAt"], body["input"]) == ("queued", "api", None, {"n": 1})
+    assert WorkflowExecution.objects.get(pk=body["id"]).status == "queued"
+
+
+def test_execute_with_a_repeated_idempotency_key_returns_the_first_execution(api, counter):
+    first = api.post(f"/api/workflows/{counter.id}/execute/", {"input": {}}, HTTP_IDEMPOTENCY_KEY="abc")
+    again = api.post(f"/api/workflows/{counter.id}/execute/", {"input": {}}, HTTP_IDEMPOTENCY_KEY="abc")
+
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert again.json()["id"] == first.json()["id"]
+    assert again["Idempotent-Replayed"] == "true"
+    assert counter.executions.count() == 1
+
+
+def test_execute_refuses_a_bad_idempotency_key(api, counter):
+    response = api.post(f"/api/workflows/{counter.id}/execute/", {"input": {}}, HTTP_IDEMPOTENCY_KEY="x" * 201)
+
+    assert response.status_code == 400
+    assert response.json()["code"] == "IDEMPOTENCY_KEY_INVALID"
+    assert counter.executions.count() == 0
+
+
+def test_a_workflow_shows_active_next_run_and_webhook(api, counter):
+    body = api.get(f"/api/workflows/{counter.id}/").json()
+
+    assert (body["active"], body["nextRunAt"]) == (False, None)
+    assert body["webhookUrl"] == f"/hooks/{counter.id}/"
+    assert len(body["webhookSecret"]) >= 32
+
+
+def test_patch_active_schedules_the_workflow(api, counter):
+    response = api.patch(f"/api/workflows/{counter.id}/", {"active": True})
+
+    assert response.status_code == 200
+    assert response.json()["active"] is True
+    assert response.json()["nextRunAt"] is not None
+    listed = api.get("/api/workflows/").json()["results"][0]
+    assert (listed["active"], listed["nextRunAt"]) == (True, response.json()["nextRunAt"])
+
+
+def test_a_bad_schedule_is_refused_at_save_with_its_field(api, counter):
+    nodes, edges = counter_graph("Schedule", interval=3)
+
+    response = api.patch(f"/api/workflows/{counter.id}/", {"nodes": nodes, "edges": edges})
+
+    assert response.status_code == 400
+    errors = response.json()["details"]["errors"]
+    assert [(e["nodeId"], e["field"], e["code"]) for e in errors] == [("trigger", "interval", "SCHEDULE_INVALID")]
+
+
+def test_rotating_the_webhook_secret_replaces_it(api, counter):
+    old = counter.webhook_secret
+
+    response = api.post(f"/api/workflows/{counter.id}/webhook-secret/")
+
+    assert response.status_code == 200
+    counter.refresh_from_db()
+    assert response.json() == {"webhookSecret": counter.webhook_secret}
+    assert counter.webhook_secret != old
+
+
+def test_another_organizations_secret_cannot_be_rotated(api, foreign_workflow):
+    assert api.post(f"/api/workflows/{foreign_workflow.id}/webhook-secret/").status_code == 404
+
+
+def test_the_catalogue_lists_the_schedule_trigger_with_its_fixed_output(api):
+    triggers = {t["id"]: t for t in api.get("/api/actions/").json()["triggers"]}
+
+    assert set(triggers) == {"Manual", "Webhook", "Schedule"}
+    assert [f["name"] for f in triggers["Schedule"]["outputFields"]] == ["scheduledFor", "firedAt"]
+    assert [f["name"] for f in triggers["Schedule"]["configFields"]] == ["interval", "cron", "timezone", "overlap"]

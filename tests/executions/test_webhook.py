@@ -1,0 +1,135 @@
+"""The webhook's answers, with no worker running (runs stay queued): tests/workers runs them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from keeperstate.models import WorkflowExecution
+from tests.api.conftest import json_client
+from tests.executions.graphs import counter_graph
+from tests.factories import make_workflow
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def hooked(org, user):
+    nodes, edges = counter_graph("Webhook")
+    workflow = make_workflow(org, name="Hooked", user=user, nodes=nodes, edges=edges)
+    workflow.active = True
+    workflow.save()
+    return workflow
+
+
+@pytest.fixture
+def client():
+    return json_client()
+
+
+def post(client, workflow, body=None, *, secret=None, raw=None, content_type="application/json", query="", **headers):
+    secret = workflow.webhook_secret if secret is None else secret
+    data = raw if raw is not None else json.dumps(body if body is not None else {})
+    return client.generic(
+        "POST", f"/hooks/{workflow.id}/{query}", data, content_type=content_type,
+        HTTP_X_KEEPERSTATE_SECRET=secret, **headers,
+    )
+
+
+def test_a_webhook_queues_a_run_with_the_body_as_input(client, hooked):
+    response = post(client, hooked, {"block": 7})
+
+    assert response.status_code == 202
+    execution = WorkflowExecution.objects.get(pk=response.json()["executionId"])
+    assert response.json() == {"executionId": str(execution.id), "status": "queued"}
+    assert (execution.trigger, execution.input, execution.triggered_by) == ("webhook", {"block": 7}, None)
+
+
+def test_an_empty_body_is_an_empty_input(client, hooked):
+    response = client.post(f"/hooks/{hooked.id}/", HTTP_X_KEEPERSTATE_SECRET=hooked.webhook_secret)
+
+    assert response.status_code == 202
+    assert WorkflowExecution.objects.get().input == {}
+
+
+def not_found_answers(client, workflow):
+    import uuid
+
+    wrong = post(client, workflow, {}, secret="wrong")
+    missing = client.post(f"/hooks/{workflow.id}/", "{}", content_type="application/json")
+    unknown = client.generic(
+        "POST", f"/hooks/{uuid.uuid4()}/", "{}", content_type="application/json",
+        HTTP_X_KEEPERSTATE_SECRET=workflow.webhook_secret,
+    )
+    return [(r.status_code, r.json()) for r in (wrong, missing, unknown)]
+
+
+def test_wrong_missing_and_unknown_all_answer_the_same_404(client, hooked):
+    answers = not_found_answers(client, hooked)
+
+    assert len({json.dumps(a) for a in answers}) == 1
+    assert answers[0][0] == 404
+    assert answers[0][1]["code"] == "NOT_FOUND"
+    assert WorkflowExecution.objects.count() == 0
+
+
+def test_an_inactive_or_deleted_workflow_answers_the_same_404(client, hooked):
+    hooked.active = False
+    hooked.save()
+    inactive = post(client, hooked, {})
+    hooked.active = True
+    hooked.save()
+    hooked.soft_delete()
+    deleted = post(client, hooked, {})
+
+    assert (inactive.status_code, deleted.status_code) == (404, 404)
+    assert inactive.json() == deleted.json() == not_found_answers(client, hooked)[0][1]
+
+
+def test_a_body_over_256_kb_is_413(client, hooked):
+    response = post(client, hooked, raw=json.dumps({"blob": "x" * 300_000}))
+
+    assert response.status_code == 413
+    assert WorkflowExecution.objects.count() == 0
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", ""])
+def test_a_body_that_is_not_json_is_415(client, hooked, content_type):
+    response = post(client, hooked, raw="block=7", content_type=content_type)
+
+    assert response.status_code == 415
+    assert WorkflowExecution.objects.count() == 0
+
+
+@pytest.mark.parametrize("raw", ["[1, 2]", '"text"', "{bad", '{"n": NaN}', '{"n": 1e400}', '{"s": "\\ud800"}'])
+def test_a_json_body_that_is_not_a_usable_object_is_400(client, hooked, raw):
+    response = post(client, hooked, raw=raw)
+
+    assert response.status_code == 400
+    assert response.json()["code"] in {"INPUT_INVALID", "PARSE_ERROR"}
+    assert WorkflowExecution.objects.count() == 0
+
+
+def test_a_repeated_idempotency_key_answers_the_first_execution(client, hooked):
+    first = post(client, hooked, {"n": 1}, HTTP_IDEMPOTENCY_KEY="delivery-1")
+    again = post(client, hooked, {"n": 1}, HTTP_IDEMPOTENCY_KEY="delivery-1")
+
+    assert first.json()["executionId"] == again.json()["executionId"]
+    assert WorkflowExecution.objects.count() == 1
+
+
+@pytest.mark.parametrize("query", ["?wait=0", "?wait=31", "?wait=soon"])
+def test_wait_takes_1_to_30_seconds(client, hooked, query):
+    response = post(client, hooked, {}, query=query)
+
+    assert response.status_code == 400
+    assert "wait" in response.json()
+    assert WorkflowExecution.objects.count() == 0
+
+
+def test_wait_answers_202_when_the_run_does_not_finish_in_time(client, hooked):
+    response = post(client, hooked, {}, query="?wait=1")
+
+    assert response.status_code == 202
+    assert response.json()["status"] == "queued"

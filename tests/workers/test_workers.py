@@ -1,0 +1,200 @@
+"""Workers as real processes: scheduled runs, webhooks, and a worker killed mid-run."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+
+import psycopg
+import pytest
+from django.db import connection
+
+from keeperstate.executions.service import start_run
+from keeperstate.models import WorkflowExecution, WorkflowState
+from keeperstate.workflows import workflow_create, workflow_set_active
+from tests.executions.graphs import counter_graph
+from tests.workers.processes import child_database_url, free_port, wait_until
+
+pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True)]
+
+Status = WorkflowExecution.Status
+
+
+def counted(workflow, key="runs") -> int:
+    row = WorkflowState.objects.filter(workflow=workflow, key=key).first()
+    return row.value if row else 0
+
+
+def status_of(execution) -> str:
+    return WorkflowExecution.objects.values_list("status", flat=True).get(pk=execution.pk)
+
+
+def test_an_interval_workflow_on_three_workers_runs_each_tick_once(processes, org, user, fast_schedules):
+    nodes, edges = counter_graph("Schedule", interval=1, overlap="allow")
+    workflow = workflow_create(organization=org, user=user, name="Heartbeat", nodes=nodes, edges=edges, active=True)
+    for n in range(3):
+        processes.worker(f"worker-{n}")
+
+    time.sleep(12)
+    workflow_set_active(workflow, False)
+    stopped_at = time.time()
+    time.sleep(2)  # the schedulers look again; nothing new may start
+    wait_until(lambda: not workflow.executions.filter(status__in=["queued", "running"]).exists(), 30, "runs to end")
+    processes.stop_all()
+
+    executions = list(workflow.executions.order_by("scheduled_for"))
+    ticks = [e.scheduled_for for e in executions]
+    successes = [e for e in executions if e.status == "success"]
+    print(f"{len(executions)} ticks run by 3 workers; counter {counted(workflow)}")
+    assert len(ticks) == len(set(ticks)), "a tick ran twice"
+    assert len(ticks) >= 9
+    assert len(successes) == len(executions), [e.error for e in executions if e.status != "success"]
+    assert counted(workflow) == len(successes)
+    assert max(ticks).timestamp() <= stopped_at + 1, "a run started after the workflow was switched off"
+    gaps = {(b - a).total_seconds() for a, b in zip(ticks, ticks[1:], strict=False)}
+    assert gaps <= {1.0, 2.0}, f"ticks were lost: gaps {sorted(gaps)}"
+
+
+def test_a_worker_killed_mid_run_leaves_it_interrupted_and_never_replayed(processes, org, user):
+    nodes, edges = counter_graph("Manual")
+    workflow = workflow_create(organization=org, user=user, name="Counter", nodes=nodes, edges=edges)
+    start_run(workflow, {}, trigger="api")  # the counter exists: 1
+    first = processes.worker("doomed", "--concurrency", "1", "--no-scheduler")
+
+    # Hold the counter's row so the worker's run blocks inside its State Increment.
+    with psycopg.connect(child_database_url(), autocommit=False) as blocker:
+        blocker.execute("SELECT 1 FROM workflow_state WHERE workflow_id = %s FOR UPDATE", [workflow.pk])
+        stuck = start_run(workflow, {}, trigger="webhook", background=True).execution
+        wait_until(lambda: status_of(stuck) == "running", 30, "the doomed worker to start the run")
+        processes.worker("survivor")
+        processes.kill(first)
+        wait_until(lambda: status_of(stuck) == "interrupted", 30, "housekeeping to interrupt the run")
+        blocker.rollback()
+
+    after = start_run(workflow, {}, trigger="webhook", background=True).execution
+    wait_until(lambda: status_of(after) == "success", 30, "the surviving worker to run the next run")
+    # the dead worker's job went back to the queue and was taken again: it must not have run
+    wait_until(lambda: not _jobs_of(stuck, "doing", "todo"), 30, "the dead worker's job to be retried")
+
+    stuck.refresh_from_db()
+    assert (stuck.status, stuck.error_code) == ("interrupted", "RUN_INTERRUPTED")
+    assert set(stuck.node_results) <= {"trigger"}
+    # 1 before, 1 by the run after; the killed run's statement may have committed once on its own
+    assert counted(workflow) in (2, 3)
+    assert workflow.executions.filter(status="running").count() == 0
+
+
+def test_a_slow_run_of_a_live_worker_keeps_its_heartbeat_and_is_not_interrupted(processes, org, user):
+    nodes, edges = counter_graph("Manual")
+    workflow = workflow_create(organization=org, user=user, name="Counter", nodes=nodes, edges=edges)
+    start_run(workflow, {}, trigger="api")
+    processes.worker("patient")  # runs housekeeping too: stale after 3 s without a heartbeat
+
+    with psycopg.connect(child_database_url(), autocommit=False) as blocker:
+        blocker.execute("SELECT 1 FROM workflow_state WHERE workflow_id = %s FOR UPDATE", [workflow.pk])
+        slow = start_run(workflow, {}, trigger="webhook", background=True).execution
+        wait_until(lambda: status_of(slow) == "running", 30, "the worker to start the run")
+        seen = set()
+        deadline = time.monotonic() + 6  # twice the stale bound
+        while time.monotonic() < deadline:
+            seen.add(status_of(slow))
+            time.sleep(0.2)
+        blocker.rollback()
+
+    wait_until(lambda: status_of(slow) == "success", 30, "the slow run to finish")
+    assert seen == {"running"}
+    assert counted(workflow) == 2
+
+
+def test_a_queued_run_whose_worker_died_before_starting_it_runs_elsewhere(processes, org, user):
+    nodes, edges = counter_graph("Manual")
+    workflow = workflow_create(organization=org, user=user, name="Counter", nodes=nodes, edges=edges)
+    queued = start_run(workflow, {}, trigger="api", background=True).execution
+    # A worker registers, takes the job, and dies before it claims the execution: exactly the rows
+    # a worker killed at that instant leaves behind.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT * FROM procrastinate_register_worker_v1()")
+        dead_worker = cursor.fetchone()[0]
+        cursor.execute("SELECT id FROM procrastinate_fetch_job_v2(%s::varchar[], %s)", [["executions"], dead_worker])
+        assert cursor.fetchone() is not None
+        cursor.execute("UPDATE procrastinate_workers SET last_heartbeat = now() - interval '1 hour' WHERE id = %s",
+                       [dead_worker])
+
+    processes.worker("rescuer")
+
+    wait_until(lambda: status_of(queued) == "success", 30, "another worker to run the queued execution")
+    assert counted(workflow) == 1
+
+
+def _jobs_of(execution, *statuses: str) -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT status FROM procrastinate_jobs WHERE args->>'execution_id' = %s AND status = ANY(%s)",
+            [str(execution.pk), list(statuses)],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _post(url: str, body: dict, headers: dict[str, str]) -> tuple[int, dict]:
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json", **headers}, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=40) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_webhooks_end_to_end_through_gunicorn_and_a_worker(processes, org, user):
+    nodes, edges = counter_graph("Webhook")
+    workflow = workflow_create(organization=org, user=user, name="Hooked", nodes=nodes, edges=edges, active=True)
+    port = free_port()
+    web = processes.start("gunicorn", "-m", "gunicorn", "keeperstate.wsgi", "-b", f"127.0.0.1:{port}", "-w", "2")
+    processes.worker("worker")
+    url = f"http://127.0.0.1:{port}/hooks/{workflow.id}/"
+    secret = {"X-KeeperState-Secret": workflow.webhook_secret}
+    wait_until(lambda: web.poll() is None and _answers(url), 60, "gunicorn to listen")
+
+    queued_status, queued = _post(url, {"block": 1}, secret)
+    waited_status, waited = _post(url + "?wait=20", {"block": 2}, {**secret, "Idempotency-Key": "d-1"})
+    repeat_status, repeat = _post(url + "?wait=20", {"block": 2}, {**secret, "Idempotency-Key": "d-1"})
+    wrong_status, wrong = _post(url, {}, {"X-KeeperState-Secret": "nope"})
+
+    assert queued_status == 202
+    assert set(queued) == {"executionId", "status"}
+    assert waited_status == 200
+    assert (waited["status"], waited["trigger"], waited["input"]) == ("success", "webhook", {"block": 2})
+    assert repeat_status == 200
+    assert repeat["id"] == waited["id"]
+    assert (wrong_status, wrong["code"]) == (404, "NOT_FOUND")
+    wait_until(lambda: status_of(WorkflowExecution(pk=queued["executionId"])) == "success", 30, "the first run")
+    assert counted(workflow) == 2  # the repeated delivery did not run again
+
+
+def _answers(url: str) -> bool:
+    try:
+        urllib.request.urlopen(urllib.request.Request(url, data=b"{}", method="POST"), timeout=2)
+    except urllib.error.HTTPError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def test_bench_runs_measures_runs_against_their_floor_and_prints_json():
+    import io
+
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    call_command("bench_runs", "--seconds", "0.3", "--web", "1", "--workers", "1", "--burst", "4", stdout=out)
+
+    figures = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert set(figures["web"]) == {f"{kind}.web1.c{c}" for kind in ("monitor", "counter") for c in (1, 4, 16)}
+    assert figures["statements"]["monitor"]["statements"] >= 5
+    assert all(row["runs_per_s"] > 0 for row in figures["floor"].values())
+    assert {"monitor.c1_vs_floor", "counter.c1_vs_floor"} <= set(figures["targets"])
+    assert figures["queue"]["counter.workers1"]["runs"] == 4
