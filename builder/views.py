@@ -18,6 +18,7 @@ from builder.forms import ConfigForm, FormSpec, form_data, initial_values, spec_
 from builder.http import BodyInvalid, not_authenticated, read_json, wants_json
 from builder.palette import editor_catalogue, form_url, palette_groups
 from keeperstate.access import get_workflow_for, organizations_of, workflows_visible_to
+from keeperstate.api.serializers import WorkflowOutput
 from keeperstate.engine.graph import Graph, GraphInvalid
 from keeperstate.models import Organization, WorkflowExecution
 from keeperstate.workflows import workflow_create
@@ -79,10 +80,19 @@ def workflow_list(request: HttpRequest) -> HttpResponse:
 def editor(request: HttpRequest, workflow_id: Any) -> HttpResponse:
     workflow = get_workflow_for(request.user, workflow_id)
     graph = {"id": str(workflow.id), "name": workflow.name, "nodes": workflow.nodes, "edges": workflow.edges}
+    # Active switch, next run and webhook: the API's own workflow shape, the URL made absolute.
+    api = WorkflowOutput(workflow).data
+    settings = {
+        "active": api["active"],
+        "nextRunAt": api["nextRunAt"],
+        "webhookUrl": request.build_absolute_uri(api["webhookUrl"]),
+        "webhookSecret": api["webhookSecret"],
+    }
     return render(
         request,
         "builder/editor.html",
-        {"workflow": workflow, "graph": graph, "catalogue": editor_catalogue(), "palette_groups": palette_groups()},
+        {"workflow": workflow, "graph": graph, "settings": settings, "catalogue": editor_catalogue(),
+         "palette_groups": palette_groups()},
     )
 
 

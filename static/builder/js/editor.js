@@ -10,6 +10,7 @@ import { Inspector } from "./inspector.js";
 import { anyOverlap, autoLayout, freeSpot } from "./layout.js";
 import { RunPanel } from "./runpanel.js";
 import { RunsList } from "./runs.js";
+import { WorkflowSettings } from "./settings.js";
 import { StatePanel } from "./state-panel.js";
 import { Store } from "./store.js";
 import { findTokens } from "./tokens.js";
@@ -47,6 +48,7 @@ class Editor {
     this.runPanel = new RunPanel(this);
     this.runs = new RunsList(this);
     this.statePanel = new StatePanel(this);
+    this.settings = new WorkflowSettings(this, root);
     this.store.subscribe((change) => this.render(change));
     this.bind();
     this.render({ doc: true, selection: true });
@@ -133,6 +135,7 @@ class Editor {
     this.canvas.render();
     this.inspector.render(change);
     this.runPanel.render();
+    if (change.doc) this.settings.renderNextRun();
     if (change.doc && change.origin !== "inspector") this.suggestRunInput();
   }
 
@@ -478,6 +481,7 @@ class Editor {
     this.applyReport(data.report);
     document.title = `${data.workflow.name} · KeeperState`;
     this.setStatus(`Saved at ${new Date().toLocaleTimeString()}.`, "ok");
+    this.settings.refresh(); // a schedule's next run follows the saved trigger
     return true;
   }
 

@@ -131,6 +131,7 @@ export class Inspector {
     box.append(formBox);
 
     if (isTrigger(node)) {
+      if (nodeConfig(node).triggerType === "Webhook") box.append(this.editor.settings.webhookBox());
       box.append(el("p", "muted small", "Every workflow has exactly one trigger; it cannot be deleted."));
     } else {
       const remove = el("button", "danger", "Delete node");
