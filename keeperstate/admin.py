@@ -42,7 +42,7 @@ class PrettyJSONField(forms.JSONField):
 
 def pretty_json(value: Any) -> str:
     text = json.dumps(value, indent=2, ensure_ascii=False)
-    return format_html("<pre style='margin:0;white-space:pre-wrap'>{}</pre>", text)
+    return format_html('<pre class="ks-json">{}</pre>', text)  # a class, not style=: pages run under a strict CSP
 
 
 def admin_link(obj: Any, text: str | None = None) -> str:
@@ -136,6 +136,9 @@ class WorkflowExecutionAdmin(admin.ModelAdmin):
     readonly_fields = ["id", "workflow_link", "status", "trigger", "triggered_by", "queued_at", "scheduled_for",
                        "started_at", "finished_at", "error_code", "error", "input_pretty", "results_pretty"]
     fields = list(readonly_fields)
+
+    class Media:
+        css = {"all": ["keeperstate/admin.css"]}
 
     def has_add_permission(self, request: Any) -> bool:
         return False
