@@ -100,9 +100,9 @@ export class RunPanel {
     const when = execution.finishedAt || execution.startedAt || execution.queuedAt;
     const time = when ? new Date(when).toLocaleTimeString() : "?";
     const how = execution.trigger ? ` (${execution.trigger})` : "";
-    if (execution.status === "success") this.showStatus(`${lead}${how} succeeded at ${time} with input ${JSON.stringify(execution.input)}.`, "ok");
-    else if (execution.status === "error") this.showStatus(`${lead}${how} failed at ${time}: ${execution.error}`, "error");
-    else this.showStatus(`${lead}${how} is ${execution.status} (${time}).`, "");
+    if (execution.status === "success") this.showStatus(`${lead} succeeded at ${time}${how} with input ${JSON.stringify(execution.input)}.`, "ok");
+    else if (execution.status === "error") this.showStatus(`${lead} failed at ${time}${how}: ${execution.error}`, "error");
+    else this.showStatus(`${lead} is ${execution.status} (${time}${how}).`, "");
     this.status.dataset.executionId = execution.id;
     const rows = [];
     for (const node of this.editor.state.nodes) {
