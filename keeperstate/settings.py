@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import secrets
 import sys
+from pathlib import Path
 
 from keeperstate.database import BASE_DIR, DATA_DIR, StartupError, database_config, ensure_data_dir
 
@@ -46,7 +47,11 @@ except StartupError as exc:
     # One readable line for manage.py, pytest and WSGI servers alike, not a traceback.
     sys.stderr.write(f"KeeperState cannot start: {exc}\n")
     raise SystemExit(1) from None
-DEBUG = env_bool("DJANGO_DEBUG", True)
+# --- Safe defaults (ops): DEBUG is off unless asked for; README "Production settings". ---
+# Off by default, also for `manage.py serve` on the embedded database: a 500 never shows
+# Django's technical page (SQL, paths, locals) unless a developer turned it on for themselves.
+DEBUG = env_bool("DJANGO_DEBUG", False)
+# --- end of safe defaults ---
 ALLOWED_HOSTS = os.environ.get("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver").split(",")
 CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 
@@ -69,6 +74,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files straight after the security headers and before anything that reads a
+    # session or the database: a stylesheet never waits on Postgres (ops).
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "keeperstate.middleware.DropMalformedCookies",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -108,9 +116,23 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
+# --- Static files (ops): whitenoise serves them in every mode, no `runserver --insecure`. ---
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = DATA_DIR / "staticfiles"
+# `manage.py serve` runs collectstatic here on every start; deployments run it at release.
+STATIC_ROOT = Path(os.environ.get("DJANGO_STATIC_ROOT") or DATA_DIR / "staticfiles")
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # Compressed copies (gzip, brotli when installed) but no manifest of hashed names: the
+    # manifest would make every `{% static %}` fail in tests and in runserver until
+    # collectstatic ran, and the hand-written editor files change rarely.
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+# With DEBUG on (local development) whitenoise reads the source folders and picks up edits;
+# otherwise it serves what collectstatic gathered.
+WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_AUTOREFRESH = DEBUG
+# --- end of static files ---
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/builder/"
@@ -157,7 +179,12 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "loggers": {"keeperstate": {"handlers": ["console"], "level": os.environ.get("KEEPERSTATE_LOG_LEVEL", "INFO")}},
+    "loggers": {
+        "keeperstate": {"handlers": ["console"], "level": os.environ.get("KEEPERSTATE_LOG_LEVEL", "INFO")},
+        # Unhandled errors (500, and the 503 of a database outage) with their traceback on
+        # stderr, where gunicorn and `serve` keep them; Django alone logs them only with DEBUG on.
+        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+    },
 }
 
 REST_FRAMEWORK = {
@@ -186,3 +213,18 @@ SPECTACULAR_SETTINGS = {
 # The only module that defines Procrastinate tasks (no autodiscovery across apps).
 PROCRASTINATE_AUTODISCOVER_MODULE_NAME = ""
 PROCRASTINATE_IMPORT_PATHS = ["keeperstate.executions.tasks"]
+
+# --- Production safety (ops): HTTPS behind a proxy; README "Production settings". ---
+# DJANGO_SECURE=true when the site is reached over HTTPS through a proxy that terminates TLS
+# and sets X-Forwarded-Proto (and strips it from clients). Then cookies are Secure, HSTS is
+# sent, and plain HTTP is redirected. `manage.py check --deploy` is clean with it.
+SECURE = env_bool("DJANGO_SECURE", False)
+if SECURE:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 365 * 24 * 3600)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", True)
+# --- end of production safety ---

@@ -16,3 +16,9 @@ urlpatterns = [
     path("hooks/<str:workflow_id>/", WebhookView.as_view(), name="webhook"),
     path("builder/", include("builder.urls")),
 ]
+
+# Plain pages without internals; a database outage answers 503 (keeperstate/error_pages.py).
+handler400 = "keeperstate.error_pages.bad_request"
+handler403 = "keeperstate.error_pages.permission_denied"
+handler404 = "keeperstate.error_pages.page_not_found"
+handler500 = "keeperstate.error_pages.server_error"

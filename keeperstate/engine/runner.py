@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,14 +45,24 @@ class RunOutcome:
         return self.error is None
 
 
-# Called with the results so far after each node that may have changed something: the execution
-# service records them, so a run cut short by a dead process still shows what it did.
-ProgressHook = Callable[[dict[str, dict[str, Any]]], None]
+# Called inside the node's transaction (see run_graph) with the outcome so far, after each node
+# that may have changed something and after the last node (``final``): the execution service
+# records it there, so a node's write and the record of it commit together, or neither does.
+ProgressHook = Callable[[RunOutcome, bool], None]
+TransactionFactory = Callable[[], AbstractContextManager[Any]]
 
 
 def run_graph(
-    nodes: Any, edges: Any, run_input: dict[str, Any], ctx: RunContext, *, on_progress: ProgressHook | None = None
+    nodes: Any,
+    edges: Any,
+    run_input: dict[str, Any],
+    ctx: RunContext,
+    *,
+    on_progress: ProgressHook | None = None,
+    node_transaction: TransactionFactory | None = None,
 ) -> RunOutcome:
+    """Run the graph; ``node_transaction`` wraps each node that may change something together with
+    its ``on_progress`` call."""
     outcome = RunOutcome()
     try:
         graph = Graph.parse(nodes, edges)
@@ -75,14 +86,17 @@ def run_graph(
         if "live" not in states:
             outcome.results[node_id] = {"skipped": True}
             continue
-        result, handle = run_node(graph, node_id, outcome.results, labels, ctx)
-        outcome.results[node_id] = result
-        taken[node_id] = handle
-        if not result["success"] and outcome.error is None:
-            outcome.error = f"Node '{labels[node_id]}' ({node_id}) failed: {result['error']}"
-            outcome.error_code = result.get("code")
-        if on_progress is not None and node_id != order[-1] and _has_side_effects(graph, node_id):
-            on_progress(outcome.results)  # the last node's result is recorded with the run's end
+        writes, final = _has_side_effects(graph, node_id), node_id == order[-1]
+        scope = node_transaction() if node_transaction is not None and writes else nullcontext()
+        with scope:
+            result, handle = run_node(graph, node_id, outcome.results, labels, ctx)
+            outcome.results[node_id] = result
+            taken[node_id] = handle
+            if not result["success"] and outcome.error is None:
+                outcome.error = f"Node '{labels[node_id]}' ({node_id}) failed: {result['error']}"
+                outcome.error_code = result.get("code")
+            if on_progress is not None and (writes or final):
+                on_progress(outcome, final)
     return outcome
 
 

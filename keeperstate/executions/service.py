@@ -161,19 +161,31 @@ def run_queued(execution_id: str | uuid.UUID) -> WorkflowExecution | None:
 
 def _execute(execution: WorkflowExecution, workflow: Workflow) -> None:
     ctx = RunContext(organization_id=workflow.organization_id, workflow_id=workflow.id, execution_id=execution.id)
+    finished = False
+    recorded: dict[str, Any] = {}
 
-    def record(results: dict[str, dict[str, Any]]) -> None:
-        WorkflowExecution.objects.filter(pk=execution.pk, status=Status.RUNNING).update(
-            node_results=results, heartbeat_at=timezone.now()
-        )
+    def record(outcome: RunOutcome, final: bool) -> None:
+        # Inside the node's transaction: the node's writes and this record commit together.
+        nonlocal finished, recorded
+        recorded = dict(outcome.results)
+        if final:
+            _finish(execution, outcome)
+            finished = True
+        else:
+            WorkflowExecution.objects.filter(pk=execution.pk, status=Status.RUNNING).update(
+                node_results=outcome.results, heartbeat_at=timezone.now()
+            )
 
     try:
         with heartbeating(execution.pk):
-            outcome = run_graph(workflow.nodes, workflow.edges, execution.input, ctx, on_progress=record)
-    except DatabaseError:
-        # The record cannot be written now; the client's answer says so (503), and housekeeping
-        # closes the execution as interrupted with the node results recorded so far.
-        logger.exception("execution %s lost its database", execution.pk)
+            outcome = run_graph(
+                workflow.nodes, workflow.edges, execution.input, ctx,
+                on_progress=record, node_transaction=transaction.atomic,
+            )
+    except (DatabaseError, WorkflowDeletedDuringRun):
+        # DatabaseError: the record cannot be written now; the client's answer says so (503), and
+        # housekeeping closes the execution as interrupted with the node results recorded so far.
+        logger.warning("execution %s could not be recorded to its end", execution.pk, exc_info=True)
         raise
     except Exception:
         logger.exception("execution %s failed outside any action", execution.pk)
@@ -181,9 +193,11 @@ def _execute(execution: WorkflowExecution, workflow: Workflow) -> None:
             "RUN_INTERNAL_ERROR",
             "The run stopped on an internal error, which was logged for the administrators. "
             "The node results show what ran before it.",
-            results=dict(execution.node_results or {}),
+            results=recorded,
         )
-    _finish(execution, outcome)
+        finished = False
+    if not finished:
+        _finish(execution, outcome)
 
 
 def _finish(execution: WorkflowExecution, outcome: RunOutcome) -> None:

@@ -201,16 +201,40 @@ def test_a_queued_run_of_a_workflow_deleted_meanwhile_does_not_run(counter):
 
 
 def test_a_workflow_hard_deleted_during_its_run_answers_a_coded_conflict(counter, monkeypatch):
-    original = service.run_graph
+    original = runner.run_node
 
     def delete_then_run(*args, **kwargs):
-        outcome = original(*args, **kwargs)
         workflow_hard_delete(counter)
-        return outcome
+        return original(*args, **kwargs)
 
-    monkeypatch.setattr(service, "run_graph", delete_then_run)
+    monkeypatch.setattr(runner, "run_node", delete_then_run)
 
     with pytest.raises(WorkflowDeletedDuringRun) as caught:
         start_run(counter, {}, trigger="api")
 
     assert (caught.value.code, caught.value.status_code) == ("WORKFLOW_DELETED", 409)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_state_write_and_the_record_of_it_commit_together(counter, monkeypatch):
+    # given: the database goes away just after the increment, before the run's record of it
+    original = service._finish
+
+    def lose_the_database(execution, outcome):
+        raise OperationalError("terminating connection due to administrator command")
+
+    monkeypatch.setattr(service, "_finish", lose_the_database)
+
+    # when
+    with pytest.raises(OperationalError):
+        start_run(counter, {}, trigger="api")
+
+    # then: no increment without its record
+    monkeypatch.setattr(service, "_finish", original)
+    assert runs_counted(counter) == 0
+    assert counter.executions.get().status == "running"  # until housekeeping interrupts it
+
+    # and a run that can record commits both
+    start_run(counter, {}, trigger="api")
+    assert runs_counted(counter) == 1
+    assert counter.executions.filter(status="success").count() == 1

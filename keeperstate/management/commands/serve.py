@@ -1,49 +1,215 @@
-"""Set up and run KeeperState locally: database, migrations, demo data, web server."""
+"""`manage.py serve`: the one command of a fresh machine, and a small supervisor.
+
+It binds the address first (a busy port fails in one line, before anything else happens),
+migrates, collects static files, seeds the demo once, then starts gunicorn (web, whitenoise for
+static files) and one `manage.py worker` when that command exists, and prints the URLs only once
+the web server answers. While it runs it restarts a child that dies and the embedded Postgres if
+it stops. Ctrl-C or SIGTERM stops the children by pid (bounded waits, then SIGKILL) and then the
+embedded Postgres, when no other process still uses it.
+"""
 
 from __future__ import annotations
 
-import signal
+import http.client
+import socket
 import sys
+import time
 from typing import Any
 
-from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.conf import settings
+from django.contrib.auth.hashers import check_password
+from django.core.management import call_command, get_commands
+from django.core.management.base import BaseCommand, CommandParser
+from django.db import connections
 
-from keeperstate.database import using_embedded
-from keeperstate.demo import DEMO_PASSWORD, DEMO_USERNAME, MONITOR_NAME, ensure_demo
+from keeperstate import database
+from keeperstate.demo import DEMO_PASSWORD, DEMO_USERNAME, seed_demo
+from keeperstate.supervisor import ChildSpec, GaveUp, Supervisor
+
+READY_TIMEOUT_SECONDS = 60.0
+TICK_SECONDS = 0.5
+
+
+class StartFailed(Exception):
+    """serve cannot start; the message is the one line it prints."""
+
+
+def parse_addrport(text: str) -> tuple[str, int]:
+    """``8012``, ``0.0.0.0:8080``, ``[::1]:8000`` or ``localhost:8000`` → (host, port)."""
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        host, port = "127.0.0.1", text
+    host = host.strip("[]") or "127.0.0.1"
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise StartFailed(f"'{text}' is not an address: give a port (8012) or address:port (0.0.0.0:8080).")
+    return host, int(port)
+
+
+def browse_url(host: str, port: int) -> str:
+    """The URL a person on this machine opens: a wildcard bind is reached through loopback."""
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket gunicorn inherits: binding here makes a busy port fail before anything
+    started, and lets a restarted gunicorn take over the same socket with no gap."""
+    try:
+        family, kind, proto, _name, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        listener = socket.socket(family, kind, proto)
+    except (OSError, UnicodeError) as exc:
+        raise StartFailed(f"cannot listen on {host}:{port} ({exc}); check the address.") from None
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(address)
+        listener.listen(128)
+    except OSError as exc:
+        listener.close()
+        reason = "the port is in use by another program" if exc.errno == 98 else exc.strerror
+        raise StartFailed(
+            f"cannot listen on {host}:{port} ({reason}); stop the other server or pick another port, "
+            f"e.g. manage.py serve {port + 1}."
+        ) from None
+    listener.set_inheritable(True)
+    return listener
 
 
 class Command(BaseCommand):
     help = (
-        "Migrate, create the demo organization, user and 'Block monitor' workflow, and serve the site. "
-        "On the embedded database the demo user's password is set and printed; with DATABASE_URL it is not."
+        "Migrate, seed the demo once, and run the site under gunicorn plus one worker, supervised. "
+        "On the embedded database the demo user's password is set (at creation) and printed."
     )
 
-    def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("addrport", nargs="?", default="127.0.0.1:8000", help="address:port to serve on")
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("addrport", nargs="?", default="127.0.0.1:8000", help="port, or address:port, to serve on")
         parser.add_argument("--no-demo", action="store_true", help="do not create the demo data")
+        parser.add_argument("--web-workers", type=int, default=2, help="gunicorn worker processes (default 2)")
+        parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker (default 4)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        call_command("migrate", interactive=False, verbosity=0)
-        self.stdout.write("database migrated")
-        embedded = using_embedded()
-        lines = []
-        if not options["no_demo"]:
-            _org, _user, workflow = ensure_demo(password=DEMO_PASSWORD if embedded else None)
-            lines.append(f"  demo workflow:  '{MONITOR_NAME}' ({workflow.id})")
-            if embedded:
-                lines.append(f"  log in as:      {DEMO_USERNAME} / {DEMO_PASSWORD}")
-            else:
-                lines.append(f"  log in:         set a password first: python manage.py changepassword {DEMO_USERNAME}")
-        base = "http://" + options["addrport"].replace("0.0.0.0", "127.0.0.1")
-        self.stdout.write(
-            "\nKeeperState is starting:\n"
+        try:
+            host, port = parse_addrport(options["addrport"])
+            listener = bind(host, port)
+        except StartFailed as exc:
+            sys.stderr.write(f"KeeperState cannot start: {exc}\n")
+            sys.exit(1)  # through atexit: this process leaves the embedded server's list of users
+        base = browse_url(host, port)
+        self.stdout.write("KeeperState is starting: migrating, collecting static files, starting its processes…")
+        try:
+            call_command("migrate", interactive=False, verbosity=0)
+            call_command("collectstatic", interactive=False, verbosity=0)
+            demo_lines = [] if options["no_demo"] else self._seed()
+        except KeyboardInterrupt:
+            self.stdout.write("KeeperState stopped before it started.")
+            return
+        # serve itself needs the database no more: an idle connection held for days would only
+        # break with the server and keep a backend busy meanwhile.
+        connections.close_all()
+
+        # 30 s to stop: a worker lets its running executions finish (an HTTP Request node may take 30 s).
+        supervisor = Supervisor(
+            self._children(listener, options["web_workers"], options["threads"]), log=self._log, stop_timeout=30
+        )
+        try:
+            supervisor.start_all()
+            self._wait_until_listening(host, port, supervisor)
+            self.stdout.write(self._banner(base, supervisor, demo_lines))
+            self._supervise(supervisor)
+        except (KeyboardInterrupt, SystemExit):  # Ctrl-C, or SIGTERM through exit_on_sigterm
+            pass
+        except (GaveUp, StartFailed) as exc:
+            sys.stderr.write(f"KeeperState stopped: {exc}\n")
+            sys.exit(1)
+        finally:
+            supervisor.stop_all()
+            listener.close()
+        self.stdout.write("KeeperState stopped.")
+
+    def _children(self, listener: socket.socket, web_workers: int, threads: int = 4) -> list[ChildSpec]:
+        fd = listener.fileno()
+        gunicorn = [
+            sys.executable, "-m", "gunicorn", "keeperstate.wsgi:application",
+            "--bind", f"fd://{fd}",
+            "--chdir", str(settings.BASE_DIR),
+            "--workers", str(max(1, web_workers)),
+            # Threads, so a webhook waiting for its run (?wait=30) does not hold a whole process.
+            "--threads", str(max(1, threads)),
+            # A synchronous run may wait on HTTP Request actions (≤ 30 s each).
+            "--timeout", "60",
+            "--graceful-timeout", "10",
+            "--log-level", "warning",
+        ]
+        children = [ChildSpec("web server (gunicorn)", gunicorn, pass_fds=(fd,))]
+        # The worker runs queued executions, the scheduler and housekeeping; started once the
+        # command exists in this checkout.
+        if "worker" in get_commands():
+            children.append(ChildSpec("worker", [sys.executable, str(settings.BASE_DIR / "manage.py"), "worker"]))
+        return children
+
+    def _seed(self) -> list[str]:
+        embedded = database.using_embedded()
+        demo = seed_demo(password=DEMO_PASSWORD if embedded else None)
+        lines = [f"  demo workflow:  '{wf.name}' ({wf.id})" for wf in demo.workflows.values() if wf is not None]
+        user = demo.user
+        if user is None:
+            return lines
+        if not user.has_usable_password():
+            lines.append(f"  log in:         set a password first: python manage.py changepassword {DEMO_USERNAME}")
+        elif embedded and check_password(DEMO_PASSWORD, user.password):
+            lines.append(f"  log in as:      {DEMO_USERNAME} / {DEMO_PASSWORD}")
+        else:
+            lines.append(f"  log in as:      {DEMO_USERNAME} (with the password set for it)")
+        return lines
+
+    def _wait_until_listening(self, host: str, port: int, supervisor: Supervisor) -> None:
+        target = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
+        deadline = time.monotonic() + READY_TIMEOUT_SECONDS
+        while time.monotonic() < deadline:
+            if (child := supervisor.first_exited()) is not None:
+                raise StartFailed(f"the {child.spec.name} exited with code {child.exit_code} while starting")
+            connection = http.client.HTTPConnection(target, port, timeout=2)
+            try:
+                connection.request("GET", "/accounts/login/")
+                connection.getresponse().read()
+                return  # any answer: gunicorn is serving
+            except OSError:
+                time.sleep(0.2)
+            finally:
+                connection.close()
+        raise StartFailed(f"the web server did not answer on {host}:{port} within {READY_TIMEOUT_SECONDS:.0f} s")
+
+    def _banner(self, base: str, supervisor: Supervisor, demo_lines: list[str]) -> str:
+        started = [f"{c.spec.name} pid {c.process.pid}" for c in supervisor.children if c.process is not None]
+        if (pg_pid := database.embedded_server_pid()) is not None:
+            started.append(f"embedded Postgres pid {pg_pid} ({database.DATA_DIR / 'postgres'})")
+        return (
+            "\nKeeperState is running:\n"
             f"  editor:         {base}/builder/\n"
             f"  admin:          {base}/admin/\n"
-            f"  API docs:       {base}/api/docs/\n" + "\n".join(lines) + "\n"
-            "  stop with Ctrl-C\n"
+            f"  API docs:       {base}/api/docs/\n"
+            + "".join(f"{line}\n" for line in demo_lines)
+            + "".join(f"  started:        {what}\n" for what in started)
+            + "  stop with Ctrl-C\n"
         )
-        # SIGTERM exits through atexit too, which stops the embedded Postgres this process started.
-        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-        # No autoreloader: a second process would start a second server and seed twice.
-        call_command("runserver", options["addrport"], use_reloader=False, insecure_serving=True)
+
+    def _supervise(self, supervisor: Supervisor) -> None:
+        down_since: float | None = None
+        while True:
+            time.sleep(TICK_SECONDS)
+            supervisor.restart_exited()
+            if database.embedded_server_running():
+                down_since = None
+                continue
+            down_since = down_since or time.monotonic()
+            try:
+                database.restart_embedded_server()
+            except database.StartupError:
+                continue  # its old backends still hold its memory for a moment; next tick
+            self._log(
+                f"the embedded Postgres had stopped; restarted it (pid {database.embedded_server_pid()}, "
+                f"down about {time.monotonic() - down_since:.0f} s)"
+            )
+            down_since = None
+
+    def _log(self, message: str) -> None:
+        self.stderr.write(f"[serve] {message}")

@@ -1,0 +1,73 @@
+"""The site's error pages (Django's handler400/403/404/500): plain, friendly, no internals.
+
+An unhandled database error anywhere in a request (a view, the session or user lookup in a
+middleware, a template asking for ``user``) reaches ``server_error``; it answers 503 "try again"
+instead of 500, like the API's own handler does for its views. Under ``/api/`` and ``/hooks/``
+the same failures answer the API's coded JSON, so a client never has to parse an HTML page.
+The pages render without a request context: no session, no user, no query.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+from django.db import DatabaseError, InterfaceError, OperationalError
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template import loader
+
+logger = logging.getLogger("django.request")
+
+JSON_PREFIXES = ("/api/", "/hooks/")
+RETRY_AFTER_SECONDS = 5
+
+PAGES: dict[int, tuple[str, str]] = {
+    400: ("BAD_REQUEST", "The request could not be understood; check it and try again."),
+    403: ("PERMISSION_DENIED", "You do not have permission to perform this action."),
+    404: ("NOT_FOUND", "Nothing was found at this address; check the URL."),
+    500: ("INTERNAL_ERROR", "Something went wrong on our side; the error was logged for the administrators."),
+    503: ("DATABASE_ERROR", "The database could not complete the request; the error was logged. Try again."),
+}
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    return error_response(request, 400)
+
+
+def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    return error_response(request, 403)
+
+
+def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    return error_response(request, 404)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    # Django calls handler500 inside its `except` block, so the exception is still at hand.
+    exc = sys.exc_info()[1]
+    response = error_response(request, 503 if isinstance(exc, DatabaseError) else 500)
+    if isinstance(exc, OperationalError | InterfaceError):
+        # The database is unreachable: one line per request, not a hundred-line traceback for
+        # every request of an outage. Django logs anything else with its traceback.
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        logger.error("Service Unavailable: %s (database: %s)", request.path, first_line)
+        response._has_been_logged = True  # type: ignore[attr-defined]  # Django's own marker
+    return response
+
+
+def error_response(request: HttpRequest | None, status: int) -> HttpResponse:
+    response: HttpResponse
+    if request is not None and request.path_info.startswith(JSON_PREFIXES):
+        code, detail = PAGES[status]
+        response = JsonResponse({"code": code, "detail": detail}, status=status)
+    else:
+        response = HttpResponse(_render(f"{status}.html"), status=status)
+    if status == 503:
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
+def _render(template_name: str, context: dict[str, Any] | None = None) -> str:
+    # No request: context processors would read the session and the user from the database.
+    return loader.get_template(template_name).render(context or {})

@@ -1,0 +1,98 @@
+"""Demo seeding runs once per piece: what a person changed is never reset or recreated."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from keeperstate.demo import DEMO_WORKFLOWS, MONITOR_NAME, DemoWorkflow, block_monitor_graph, seed_demo
+from keeperstate.engine.validation import validate_graph
+from keeperstate.models import DemoSeed, Workflow
+from keeperstate.workflows import workflow_hard_delete
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_demo_password_is_set_when_the_user_is_created_and_never_reset():
+    first = seed_demo()
+    user = first.user
+    user.set_password("my own password")
+    user.save()
+
+    again = seed_demo()
+
+    user.refresh_from_db()
+    assert first.user_created
+    assert not again.user_created
+    assert user.check_password("my own password")
+    assert again.created == []
+
+
+def test_a_renamed_demo_workflow_is_not_recreated():
+    monitor = seed_demo().monitor
+    monitor.name = "My monitor"
+    monitor.save()
+
+    again = seed_demo()
+
+    assert again.monitor == monitor
+    assert again.monitor.name == "My monitor"
+    assert not Workflow.objects.filter(name=MONITOR_NAME).exists()
+
+
+@pytest.mark.parametrize("how", ["soft", "hard"])
+def test_a_deleted_demo_workflow_is_not_recreated(how):
+    monitor = seed_demo().monitor
+    if how == "soft":
+        monitor.soft_delete()
+    else:
+        workflow_hard_delete(monitor)
+
+    again = seed_demo()
+
+    assert again.monitor is None
+    assert not Workflow.objects.alive().filter(name=MONITOR_NAME).exists()
+
+
+def test_a_demo_workflow_added_later_is_created_once_next_to_the_others():
+    seed_demo()
+    later = DemoWorkflow(key="later", name="Added later", description="", graph=block_monitor_graph)
+
+    added = seed_demo(workflows=[*DEMO_WORKFLOWS, later])
+    again = seed_demo(workflows=[*DEMO_WORKFLOWS, later])
+
+    assert added.created == ["later"]
+    assert again.created == []
+    assert Workflow.objects.filter(name="Added later").count() == 1
+    assert again.workflows["later"] == added.workflows["later"]
+
+
+def test_a_database_seeded_before_markers_adopts_its_demo_instead_of_duplicating_it():
+    seed_demo()
+    user = get_user_model().objects.get(username="demo")
+    user.set_password("changed before the upgrade")
+    user.save()
+    DemoSeed.objects.all().delete()  # as before this release
+
+    again = seed_demo()
+
+    user.refresh_from_db()
+    assert user.check_password("changed before the upgrade")
+    assert Workflow.objects.filter(name=MONITOR_NAME).count() == 1
+    assert set(again.created) == {"organization", "user", *(w.key for w in DEMO_WORKFLOWS)}
+
+
+def test_without_the_embedded_database_the_demo_user_cannot_log_in_until_given_a_password():
+    demo = seed_demo(password=None)
+
+    assert not demo.user.has_usable_password()
+
+
+def test_the_demo_heartbeat_is_scheduled_and_active():
+    demo = seed_demo(password=None)
+
+    heartbeat = demo.workflows["heartbeat"]
+    assert heartbeat is not None
+    assert heartbeat.active is True
+    assert heartbeat.next_run_at is not None
+    assert validate_graph(heartbeat.nodes, heartbeat.edges).valid
