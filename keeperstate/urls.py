@@ -6,6 +6,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 
 from keeperstate.api.webhooks import WebhookView
+from keeperstate.health import healthz
 
 urlpatterns = [
     path("", RedirectView.as_view(url="/builder/", permanent=False)),
@@ -15,6 +16,7 @@ urlpatterns = [
     path("api/", include("keeperstate.api.urls")),
     path("hooks/<str:workflow_id>/", WebhookView.as_view(), name="webhook"),
     path("builder/", include("builder.urls")),
+    path("healthz", healthz, name="healthz"),
 ]
 
 # Plain pages without internals; a database outage answers 503 (keeperstate/error_pages.py).

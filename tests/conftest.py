@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from django.db import connection
 
 from tests.factories import make_org, make_user, make_workflow
 
@@ -68,3 +69,19 @@ def foreign_workflow(other_org):
 
     nodes, edges = block_monitor_graph()
     return make_workflow(other_org, name="Globex monitor", user=make_user("bob", other_org), nodes=nodes, edges=edges)
+
+
+@pytest.fixture
+def database_down(transactional_db):
+    """Call it to make the next connections fail as if Postgres were down (no socket at the
+    address): for the pages and answers of an outage. Restored after the test."""
+    saved = {key: connection.settings_dict[key] for key in ("HOST", "PORT")}
+
+    def down():
+        connection.close()
+        connection.settings_dict.update(HOST="/nonexistent-keeperstate-socket-dir", PORT="")
+
+    yield down
+    # Restored here, before the database fixture's own teardown needs a connection again.
+    connection.close()
+    connection.settings_dict.update(saved)

@@ -169,10 +169,10 @@ class Command(BaseCommand):
                 raise StartFailed(f"the {child.spec.name} exited with code {child.exit_code} while starting")
             connection = http.client.HTTPConnection(target, port, timeout=2)
             try:
-                connection.request("GET", "/accounts/login/")
+                connection.request("GET", "/healthz")
                 connection.getresponse().read()
                 return  # any answer: gunicorn is serving
-            except OSError:
+            except (OSError, http.client.HTTPException):  # not listening yet, or closed on us
                 time.sleep(0.2)
             finally:
                 connection.close()
