@@ -75,6 +75,17 @@ def spec_for_trigger(trigger_id: str) -> FormSpec | None:
     return FormSpec("trigger", trigger.id, trigger.label, trigger.description, trigger.icon, fields)
 
 
+def example_placeholder(text: str) -> str:
+    """A placeholder that reads as an example, not as a value already filled in."""
+    return text if text.lower().startswith("e.g.") else f"e.g. {text}"
+
+
+def required_message(config_field: ConfigField) -> str:
+    # The help text stands under the field already; the error says only what is wrong.
+    return f"{config_field.label} is required: enter a value or pick one with @." if config_field.accepts_references \
+        else f"{config_field.label} is required: enter a value."
+
+
 def _widget(config_field: ConfigField) -> forms.Widget:
     attrs: dict[str, Any] = {
         "data-kind": config_field.kind,
@@ -82,7 +93,7 @@ def _widget(config_field: ConfigField) -> forms.Widget:
         "spellcheck": "false",
     }
     if config_field.placeholder:
-        attrs["placeholder"] = config_field.placeholder
+        attrs["placeholder"] = example_placeholder(config_field.placeholder)
     if config_field.accepts_references:
         attrs["data-references"] = "true"
     if config_field.help:
@@ -123,7 +134,7 @@ def normalise_field(config_field: ConfigField, raw: Any) -> Any:
     text = "" if raw is None else str(raw)
     if not text.strip():
         if config_field.required:
-            raise FieldProblem("REQUIRED", f"{config_field.label} is required. {config_field.help}".strip())
+            raise FieldProblem("REQUIRED", required_message(config_field))
         return _MISSING
     has_tokens = bool(TOKEN_RE.search(text))
     if has_tokens and not config_field.accepts_references:

@@ -18,6 +18,7 @@ from django.utils.html import format_html, format_html_join
 
 from keeperstate.admin_scoping import TenantScopedAdmin, TenantScopedInline
 from keeperstate.audit import audit
+from keeperstate.admin_display import count, expiry_text, run_link, usage_text
 from keeperstate.errors import CodedError
 from keeperstate.executions.scheduling import refresh_schedule
 from keeperstate.models import (
@@ -31,7 +32,7 @@ from keeperstate.models import (
     WorkflowStateEvent,
 )
 from keeperstate.state.maintenance import admin_delete, admin_update
-from keeperstate.state.selectors import OrgUsage, org_usage
+from keeperstate.state.selectors import org_usage
 from keeperstate.state.values import encode_value
 from keeperstate.workflows import rotate_webhook_secret
 
@@ -45,7 +46,7 @@ class PrettyJSONField(forms.JSONField):
 
 def pretty_json(value: Any) -> str:
     text = json.dumps(value, indent=2, ensure_ascii=False)
-    return format_html("<pre style='margin:0;white-space:pre-wrap'>{}</pre>", text)
+    return format_html('<pre class="ks-json">{}</pre>', text)  # a class, not style=: pages run under a strict CSP
 
 
 def admin_link(obj: Any, text: str | None = None) -> str:
@@ -56,6 +57,8 @@ def admin_link(obj: Any, text: str | None = None) -> str:
 
 
 HISTORY_SHOWN = 50
+VALUE_PREVIEW = 40  # characters of a value in the state list; the change page shows it whole
+VALUE_TITLE = 2000  # characters of a value on hover in the list
 
 
 def _actor(request: Any) -> str:
@@ -69,11 +72,12 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "…"
 
 
-def usage_text(usage: OrgUsage) -> str:
-    return (
-        f"{usage.live_keys} of {usage.max_keys} live keys; "
-        f"{usage.stored_bytes:,} of {usage.max_bytes:,} bytes stored"
-    )
+admin.site.site_header = "KeeperState administration"
+admin.site.site_title = "KeeperState admin"
+admin.site.index_title = "Organizations, workflows, runs and state"
+# The side menu takes a quarter of a 1280 px window from every list; Home and the breadcrumbs
+# lead to the same places.
+admin.site.enable_nav_sidebar = False
 
 
 class MembershipInline(TenantScopedInline):
@@ -157,6 +161,9 @@ class WorkflowExecutionAdmin(TenantScopedAdmin):
                        "started_at", "finished_at", "error_code", "error", "input_pretty", "results_pretty"]
     fields = list(readonly_fields)
 
+    class Media:
+        css = {"all": ["keeperstate/admin.css"]}
+
     def has_add_permission(self, request: Any) -> bool:
         return False
 
@@ -213,15 +220,19 @@ class WorkflowStateForm(forms.ModelForm):
 @admin.register(WorkflowState)
 class WorkflowStateAdmin(TenantScopedAdmin):
     form = WorkflowStateForm
-    list_display = ["key", "workflow", "organization", "value_preview", "version", "expires_at", "is_expired",
-                    "written_by", "updated_at"]
+    # Fits 1280 px: the value is cut (the change page has it whole), expiry is one phrase, the
+    # writing run its short id; the organization is a filter and the times are on the change page.
+    list_display = ["key", "workflow_name", "value_preview", "version_text", "expiry", "written_by"]
     list_filter = [ExpiryFilter, "organization"]
     search_fields = ["key", "workflow__name", "workflow__id"]
-    list_select_related = ["workflow", "organization", "updated_by_execution"]
-    readonly_fields = ["organization", "workflow_link", "key", "version", "is_expired", "written_by", "created_at",
+    list_select_related = ["workflow"]
+    readonly_fields = ["organization", "workflow_link", "key", "version", "expiry", "written_by", "created_at",
                        "updated_at", "value_pretty", "history", "org_budget"]
-    fields = ["organization", "workflow_link", "key", "value_pretty", "value", "version", "expires_at", "is_expired",
+    fields = ["organization", "workflow_link", "key", "value_pretty", "value", "version", "expires_at", "expiry",
               "written_by", "created_at", "updated_at", "org_budget", "history"]
+
+    class Media:
+        css = {"all": ["keeperstate/admin.css"]}
 
     def has_add_permission(self, request: Any) -> bool:
         return False  # state is written by workflow runs
@@ -233,6 +244,8 @@ class WorkflowStateAdmin(TenantScopedAdmin):
             expires_at=form.cleaned_data["expires_at"],
             actor=_actor(request),
         )
+        # The trigger moved the version: read it back so the success message names the new one.
+        obj.refresh_from_db()
 
     def delete_model(self, request: Any, obj: WorkflowState) -> None:
         admin_delete(state_ids=[obj.pk], actor=_actor(request))
@@ -255,7 +268,7 @@ class WorkflowStateAdmin(TenantScopedAdmin):
                     e.new_version or "—",
                     _short(e.old_value),
                     _short(e.new_value),
-                    admin_link(e.execution, f"run {e.execution_id}") if e.execution_id else e.made_by,
+                    run_link(e.execution_id) if e.execution_id else e.made_by,
                 )
                 for e in events
             ),
@@ -273,7 +286,16 @@ class WorkflowStateAdmin(TenantScopedAdmin):
     @admin.display(description="value")
     def value_preview(self, obj: WorkflowState) -> str:
         text = json.dumps(obj.value, ensure_ascii=False)
-        return text if len(text) <= 60 else text[:57] + "…"
+        short = text if len(text) <= VALUE_PREVIEW else text[: VALUE_PREVIEW - 1] + "…"
+        return format_html('<code class="ks-value" title="{}">{}</code>', text[:VALUE_TITLE], short)
+
+    @admin.display(description="workflow", ordering="workflow__name")
+    def workflow_name(self, obj: WorkflowState) -> str:
+        return format_html('<span class="ks-clip" title="{}">{}</span>', obj.workflow.name, obj.workflow.name)
+
+    @admin.display(description="version", ordering="version")
+    def version_text(self, obj: WorkflowState) -> str:
+        return f"v{count(obj.version)}"
 
     @admin.display(description="current value")
     def value_pretty(self, obj: WorkflowState) -> str:
@@ -283,16 +305,18 @@ class WorkflowStateAdmin(TenantScopedAdmin):
     def workflow_link(self, obj: WorkflowState) -> str:
         return admin_link(obj.workflow)
 
-    @admin.display(boolean=True, description="expired")
-    def is_expired(self, obj: WorkflowState) -> bool:
-        return obj.expires_at is not None and obj.expires_at <= timezone.now()
+    @admin.display(description="expiry", ordering="expires_at")
+    def expiry(self, obj: WorkflowState) -> str:
+        text = expiry_text(obj.expires_at, timezone.now())
+        if obj.expires_at is None:
+            return format_html('<span class="ks-expiry live" title="No TTL: kept until deleted">{}</span>', text)
+        expired = obj.expires_at <= timezone.now()
+        return format_html('<span class="ks-expiry {}" title="{}">{}</span>', "expired" if expired else "ttl",
+                           f"{obj.expires_at:%Y-%m-%d %H:%M:%S %Z}", text)
 
-    @admin.display(description="written by run")
+    @admin.display(description="written by")
     def written_by(self, obj: WorkflowState) -> str:
-        execution = obj.updated_by_execution
-        if execution is None:
-            return "—"
-        return admin_link(execution, f"{execution.queued_at:%Y-%m-%d %H:%M:%S} ({execution.status})")
+        return run_link(obj.updated_by_execution_id)
 
 
 @admin.register(AuditEvent)

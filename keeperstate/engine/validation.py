@@ -160,7 +160,7 @@ def _check_config(graph: Graph, node_id: str, definition: ActionDefinition, repo
                     node_id,
                     config_field.name,
                     "REQUIRED",
-                    f"{config_field.label} is required. {config_field.help}".strip(),
+                    f"{config_field.label} is required.",  # the form shows the help beside it
                 )
             continue
         refs = [ref for text in _texts(raw) for ref in find_references(text, labels)]

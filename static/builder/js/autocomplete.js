@@ -30,6 +30,8 @@ export class ReferenceAutocomplete {
   }
 
   attach(input) {
+    // ARIA 1.2 combobox: a text field that controls a listbox (aria-expanded is only allowed there)
+    input.setAttribute("role", "combobox");
     input.setAttribute("aria-autocomplete", "list");
     input.setAttribute("aria-controls", "ref-menu");
     input.setAttribute("aria-expanded", "false");
