@@ -16,9 +16,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
+from keeperstate.admin_display import count, expiry_text, run_link, usage_text
 from keeperstate.admin_scoping import TenantScopedAdmin, TenantScopedInline
 from keeperstate.audit import audit
-from keeperstate.admin_display import count, expiry_text, run_link, usage_text
 from keeperstate.errors import CodedError
 from keeperstate.executions.scheduling import refresh_schedule
 from keeperstate.models import (
