@@ -30,7 +30,10 @@ DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "keeperstate-demo"  # noqa: S105 - printed for the local embedded database only
 DEMO_ORG_SLUG = "demo"
 MONITOR_NAME = "Block monitor"
-MONITOR_DESCRIPTION = "Watches the demo block feed, remembers the last block seen and alerts once per new block."
+MONITOR_DESCRIPTION = (
+    "Every 10 s (a Schedule trigger, active) watches the demo block feed, remembers the last block seen "
+    "and alerts once per new block."
+)
 # Seed markers of the pieces the live monitor added (see seed_demo): never rename them.
 ALERTS_SEED = "alerts-token"
 LIVE_MONITOR_SEED = "block-monitor-live"
@@ -102,7 +105,7 @@ def live_block_monitor_graph(base_url: str = DEFAULT_BASE_URL) -> Graph:
     """The demo organization's monitor: fetch the demo feed's latest block with HTTP Request,
     keep the cursor with compare-and-set, and post one alert per new block.
 
-    Trigger → Fetch block → State Get cursor → New block? → State Set cursor (CAS) → Send alert.
+    Schedule (10 s) → Fetch block → State Get cursor → New block? → State Set cursor (CAS) → Send alert.
     The alert follows the write, so of two runs that see the same new block only the one whose
     compare-and-set won alerts. ``base_url`` is where the site itself is served (``serve``
     passes its own address and allows it in KEEPERSTATE_HTTP_ALLOW).
@@ -116,7 +119,8 @@ def live_block_monitor_graph(base_url: str = DEFAULT_BASE_URL) -> Graph:
 
     nodes = [
         {"id": "trigger", "type": "trigger", "position": {"x": 0, "y": 0},
-         "data": {"label": "Trigger", "type": "trigger", "config": {"triggerType": "Manual", "sampleInput": {}}}},
+         "data": {"label": "Every 10 s", "type": "trigger",
+                  "config": {"triggerType": "Schedule", "interval": 10, "overlap": "skip"}}},
         action("fetch-block", "Fetch block", 150,
                {"actionType": "HTTP Request", "method": "GET", "url": base + FEED_PATH, "responseType": "json"}),
         action("state-get-1", "State Get", 320, {"actionType": "State Get", "key": "cursor"}),
@@ -216,6 +220,7 @@ DEMO_WORKFLOWS: list[DemoWorkflow] = [
         name=MONITOR_NAME,
         description=MONITOR_DESCRIPTION,
         graph=live_block_monitor_graph,
+        changes={"active": True},  # it watches the feed by itself, every 10 s
     ),
     DemoWorkflow(
         key="heartbeat",
@@ -327,7 +332,7 @@ def _make_monitor_live(workflow: Workflow | None, base_url: str) -> None:
     only if nobody changed it since it was seeded."""
     if workflow is not None and (workflow.nodes, workflow.edges) == block_monitor_graph():
         nodes, edges = live_block_monitor_graph(base_url)
-        workflow_update(workflow, nodes=nodes, edges=edges, description=MONITOR_DESCRIPTION)
+        workflow_update(workflow, nodes=nodes, edges=edges, description=MONITOR_DESCRIPTION, active=True)
 
 
 def point_demo_at(base_url: str) -> None:

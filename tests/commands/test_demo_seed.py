@@ -106,3 +106,13 @@ def test_the_demo_heartbeat_is_scheduled_and_active():
     assert heartbeat.active is True
     assert heartbeat.next_run_at is not None
     assert validate_graph(heartbeat.nodes, heartbeat.edges).valid
+
+
+def test_the_demo_block_monitor_watches_the_feed_by_itself():
+    monitor = seed_demo(password=None).monitor
+
+    assert monitor is not None
+    assert monitor.active is True
+    assert monitor.next_run_at is not None
+    trigger = next(n for n in monitor.nodes if n["type"] == "trigger")
+    assert trigger["data"]["config"]["triggerType"] == "Schedule"
