@@ -176,14 +176,14 @@ def heartbeat_graph(base_url: str = "") -> Graph:
         {
             "id": "count-1",
             "type": "action",
-            "position": {"x": 0, "y": 120},
+            "position": {"x": 0, "y": 180},
             "data": {"label": "Count beats", "type": "action",
                      "config": {"actionType": "State Increment", "key": "beats"}},
         },
         {
             "id": "state-set-1",
             "type": "action",
-            "position": {"x": 0, "y": 240},
+            "position": {"x": 0, "y": 360},
             "data": {"label": "Remember the tick", "type": "action",
                      "config": {"actionType": "State Set", "key": "lastBeat",
                                 "value": "<<@trigger:Every 15 s.scheduledFor>>"}},
