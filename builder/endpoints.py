@@ -18,15 +18,30 @@ from keeperstate.api.serializers import ExecutionOutput
 from keeperstate.engine.validation import validate_graph
 from keeperstate.executions import run_workflow
 from keeperstate.models import WorkflowExecution
+from keeperstate.secrets.store import secret_names
 from keeperstate.workflows import WorkflowInvalid, workflow_update
-
-MAX_NAME_LENGTH = 200
 
 
 @json_endpoint
 def references(request: HttpRequest) -> JsonResponse:
     body = read_json(request)
-    return JsonResponse(reference_options(body.get("nodes"), body.get("edges"), body.get("nodeId")))
+    extras: dict[str, Any] = {}
+    if body.get("workflowId"):
+        # the editor names its workflow: offer its organization's secrets and its last run's answers
+        workflow = get_workflow_for(request.user, body["workflowId"])
+        extras["secret_names"] = secret_names(workflow.organization_id)
+        extras["last_results"] = last_node_results(workflow)
+    return JsonResponse(reference_options(body.get("nodes"), body.get("edges"), body.get("nodeId"), **extras))
+
+
+def last_node_results(workflow: Any) -> dict[str, Any]:
+    results = (
+        workflow.executions.filter(finished_at__isnull=False)
+        .order_by("-finished_at")
+        .values_list("node_results", flat=True)
+        .first()
+    )
+    return results if isinstance(results, dict) else {}
 
 
 @json_endpoint
@@ -42,12 +57,7 @@ def save(request: HttpRequest, workflow_id: Any) -> JsonResponse:
     body = read_json(request)
     changes: dict[str, Any] = {}
     if "name" in body:
-        name = body["name"].strip() if isinstance(body["name"], str) else ""
-        if not name or len(name) > MAX_NAME_LENGTH:
-            return json_error(
-                "INVALID_NAME", f"Give the workflow a name of 1 to {MAX_NAME_LENGTH} characters.", field="name"
-            )
-        changes["name"] = name
+        changes["name"] = body["name"]  # checked by workflow_update, like every other way in
     if "nodes" in body or "edges" in body:
         changes["nodes"] = normalise_graph(body.get("nodes", workflow.nodes))
         changes["edges"] = body.get("edges", workflow.edges)

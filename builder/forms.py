@@ -75,6 +75,17 @@ def spec_for_trigger(trigger_id: str) -> FormSpec | None:
     return FormSpec("trigger", trigger.id, trigger.label, trigger.description, trigger.icon, fields)
 
 
+def example_placeholder(text: str) -> str:
+    """A placeholder that reads as an example, not as a value already filled in."""
+    return text if text.lower().startswith("e.g.") else f"e.g. {text}"
+
+
+def required_message(config_field: ConfigField) -> str:
+    # The help text stands under the field already; the error says only what is wrong.
+    return f"{config_field.label} is required: enter a value or pick one with @." if config_field.accepts_references \
+        else f"{config_field.label} is required: enter a value."
+
+
 def _widget(config_field: ConfigField) -> forms.Widget:
     attrs: dict[str, Any] = {
         "data-kind": config_field.kind,
@@ -82,7 +93,7 @@ def _widget(config_field: ConfigField) -> forms.Widget:
         "spellcheck": "false",
     }
     if config_field.placeholder:
-        attrs["placeholder"] = config_field.placeholder
+        attrs["placeholder"] = example_placeholder(config_field.placeholder)
     if config_field.accepts_references:
         attrs["data-references"] = "true"
     if config_field.help:
@@ -91,8 +102,11 @@ def _widget(config_field: ConfigField) -> forms.Widget:
         return forms.Textarea(attrs={**attrs, "rows": 4})
     if config_field.kind == "expression":
         return forms.Textarea(attrs={**attrs, "rows": 3})
-    if config_field.kind == "select":
+    if config_field.kind in ("select", "boolean"):
         return forms.Select(attrs=attrs)
+    if config_field.kind == "pairs":
+        # The JSON object itself; static/builder/js/pairs.js shows it as rows of name and value.
+        return forms.Textarea(attrs={**attrs, "rows": 3, "class": "pairs-source"})
     # text and integer alike: a plain text input, so a reference can be typed into a number field
     return forms.TextInput(attrs=attrs)
 
@@ -100,9 +114,10 @@ def _widget(config_field: ConfigField) -> forms.Widget:
 def _django_field(config_field: ConfigField) -> forms.Field:
     # Required-ness and every other rule are judged in ConfigForm.clean with the registry's
     # messages; Django only carries the text.
-    if config_field.kind == "select":
+    if config_field.kind in ("select", "boolean"):
         blank = [] if config_field.required or config_field.default is not None else [("", "—")]
-        choices = blank + [(c, c) for c in config_field.choices]
+        options = config_field.choices if config_field.kind == "select" else ("true", "false")
+        choices = blank + [(c, c) for c in options]
         return forms.ChoiceField(
             label=config_field.label, required=False, choices=choices, widget=_widget(config_field)
         )
@@ -119,7 +134,7 @@ def normalise_field(config_field: ConfigField, raw: Any) -> Any:
     text = "" if raw is None else str(raw)
     if not text.strip():
         if config_field.required:
-            raise FieldProblem("REQUIRED", f"{config_field.label} is required. {config_field.help}".strip())
+            raise FieldProblem("REQUIRED", required_message(config_field))
         return _MISSING
     has_tokens = bool(TOKEN_RE.search(text))
     if has_tokens and not config_field.accepts_references:
@@ -133,6 +148,11 @@ def normalise_field(config_field: ConfigField, raw: Any) -> Any:
             )
     if config_field.kind == "json" and not config_field.accepts_references:
         return _json_literal(config_field, text)
+    if config_field.kind in ("pairs", "boolean"):
+        problem = field_problem(config_field, text)
+        if problem is not None:
+            raise FieldProblem(*problem)
+        return _checked(config_field, text)  # an object of rows / true or false
     if config_field.kind == "select":
         if text not in config_field.choices:
             choices = ", ".join(config_field.choices)
@@ -252,7 +272,7 @@ def initial_values(spec: FormSpec, node_config: dict[str, Any] | None, query: An
             initial[config_field.name] = as_text(node_config[config_field.name])
         elif config_field.name == "triggerType":
             initial[config_field.name] = spec.id
-        elif config_field.kind == "select" and config_field.default is not None:
+        elif config_field.kind in ("select", "boolean") and config_field.default is not None:
             # a select must show a choice; text fields leave their default to the placeholder
             initial[config_field.name] = as_text(config_field.default)
     return initial

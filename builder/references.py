@@ -13,7 +13,14 @@ import json
 from typing import Any
 
 from keeperstate.engine.graph import Graph
-from keeperstate.engine.references import SYSTEM_FIELDS, SYSTEM_LABEL, SYSTEM_NODE_ID, make_token
+from keeperstate.engine.references import (
+    SECRETS_LABEL,
+    SECRETS_NODE_ID,
+    SYSTEM_FIELDS,
+    SYSTEM_LABEL,
+    SYSTEM_NODE_ID,
+    make_token,
+)
 from keeperstate.engine.registry import TRIGGERS, get_action
 from keeperstate.errors import CodedError
 
@@ -29,9 +36,19 @@ class GraphHasCycle(CodedError):
     code = "CYCLE"
 
 
-def reference_options(nodes: Any, edges: Any, node_id: Any) -> dict[str, Any]:
+def reference_options(
+    nodes: Any,
+    edges: Any,
+    node_id: Any,
+    *,
+    secret_names: list[str] | None = None,
+    last_results: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """``{"nodeId", "sources": [{"nodeId", "label", "kind", "type", "fields", "hint"}]}``.
 
+    With ``last_results`` (the node results of the workflow's last run) an output that held an
+    object (an HTTP answer's body, a stored value) also offers that object's fields; with
+    ``secret_names`` (the organization's) the secrets are offered last.
     Raises a CodedError (a 400 for the view) for a graph no workflow can have, a cycle, or a
     node id that is not in the graph.
     """
@@ -46,8 +63,10 @@ def reference_options(nodes: Any, edges: Any, node_id: Any) -> dict[str, Any]:
             "remove one of its edges.",
             details={"cycle": loop},
         )
-    sources = [_source(graph, upstream_id) for upstream_id in graph.upstream(node_id)]
+    sources = [_source(graph, upstream_id, last_results or {}) for upstream_id in graph.upstream(node_id)]
     sources.append(system_source())
+    if secret_names is not None:
+        sources.append(secrets_source(secret_names))
     return {"nodeId": node_id, "sources": sources}
 
 
@@ -55,7 +74,7 @@ def _field(node_id: str, label: str, path: str, type_: str, description: str) ->
     return {"field": path, "type": type_, "description": description, "token": make_token(node_id, label, path)}
 
 
-def _source(graph: Graph, node_id: str) -> dict[str, Any]:
+def _source(graph: Graph, node_id: str, last_results: dict[str, Any]) -> dict[str, Any]:
     label = graph.label(node_id)
     config = graph.config(node_id)
     if graph.nodes[node_id].get("type") == "trigger":
@@ -76,9 +95,32 @@ def _source(graph: Graph, node_id: str) -> dict[str, Any]:
     if definition is None:
         return {"nodeId": node_id, "label": label, "kind": "action", "type": action_type, "icon": None,
                 "fields": [], "hint": f"Unknown action '{action_type}': it has no fields to offer."}
-    fields = [_field(node_id, label, f.name, f.type, f.description) for f in definition.output_fields]
+    fields = []
+    last = _last_data(last_results, node_id)
+    for output in definition.output_fields:
+        fields.append(_field(node_id, label, output.name, output.type, output.description))
+        if output.type in ("any", "object") and output.name != "headers" and isinstance(last.get(output.name), dict):
+            seen = sample_fields(last[output.name], prefix=output.name + ".", origin="From the last run")
+            fields.extend(_field(node_id, label, path, t, d) for path, t, d in seen)
     return {"nodeId": node_id, "label": label, "kind": "action", "type": definition.id, "icon": definition.icon,
             "fields": fields, "hint": None}
+
+
+def _last_data(last_results: dict[str, Any], node_id: str) -> dict[str, Any]:
+    result = last_results.get(node_id)
+    data = result.get("data") if isinstance(result, dict) and result.get("success") else None
+    return data if isinstance(data, dict) else {}
+
+
+def secrets_source(names: list[str]) -> dict[str, Any]:
+    fields = [
+        _field(SECRETS_NODE_ID, SECRETS_LABEL, name, "string",
+               "An organization secret: sent where you use it, shown as •••• everywhere else.")
+        for name in names
+    ]
+    hint = None if fields else "Your organization has no secrets yet: add API keys and tokens under Secrets."
+    return {"nodeId": SECRETS_NODE_ID, "label": SECRETS_LABEL, "kind": "secrets", "type": None, "icon": None,
+            "fields": fields, "hint": hint}
 
 
 def system_source() -> dict[str, Any]:
@@ -97,7 +139,9 @@ def _sample(raw: Any) -> Any:
     return raw
 
 
-def sample_fields(sample: Any, prefix: str = "", depth: int = 1) -> list[tuple[str, str, str]]:
+def sample_fields(
+    sample: Any, prefix: str = "", depth: int = 1, origin: str = "From the trigger's sample input"
+) -> list[tuple[str, str, str]]:
     """(path, type, description) of every field of a sample object, nested objects included."""
     if not isinstance(sample, dict):
         return []
@@ -106,9 +150,9 @@ def sample_fields(sample: Any, prefix: str = "", depth: int = 1) -> list[tuple[s
         if not isinstance(key, str) or not key.strip() or _UNSAFE_KEY_CHARS & set(key):
             continue  # a key a path cannot name
         path = f"{prefix}{key}"
-        found.append((path, json_type(value), f"From the trigger's sample input, e.g. {_preview(value)}."))
+        found.append((path, json_type(value), f"{origin}, e.g. {_preview(value)}."))
         if isinstance(value, dict) and depth < MAX_SAMPLE_DEPTH:
-            found.extend(sample_fields(value, prefix=path + ".", depth=depth + 1))
+            found.extend(sample_fields(value, prefix=path + ".", depth=depth + 1, origin=origin))
     return found
 
 

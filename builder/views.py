@@ -8,22 +8,27 @@ from typing import Any, cast
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
+from django.db.models import OuterRef, Subquery
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_http_methods
 
 from builder.forms import ConfigForm, FormSpec, form_data, initial_values, spec_for_action, spec_for_trigger
-from builder.http import BodyInvalid, not_authenticated, read_json, wants_json
+from builder.http import not_authenticated, read_json, wants_json
 from builder.palette import editor_catalogue, form_url, palette_groups
 from keeperstate.access import get_workflow_for, organizations_of, workflows_visible_to
+from keeperstate.api.serializers import WorkflowOutput
 from keeperstate.engine.graph import Graph, GraphInvalid
-from keeperstate.models import Organization
+from keeperstate.errors import CodedError
+from keeperstate.models import Organization, WorkflowExecution
 from keeperstate.workflows import workflow_create
 
 
 class WorkflowCreateForm(forms.Form):
-    name = forms.CharField(max_length=200, label="Name", widget=forms.TextInput(attrs={"placeholder": "Block monitor"}))
+    name = forms.CharField(
+        max_length=200, label="Name", widget=forms.TextInput(attrs={"placeholder": "e.g. Block monitor"})
+    )
     organization = forms.ModelChoiceField(
         queryset=Organization.objects.none(), empty_label=None, label="Organization"
     )
@@ -38,23 +43,40 @@ class WorkflowCreateForm(forms.Form):
             field.initial = organizations.first()
 
 
+def workflows_for_list(user: Any) -> Any:
+    """The user's workflows with their newest run's status and time, in one query."""
+    newest = WorkflowExecution.objects.filter(workflow=OuterRef("pk")).order_by("-queued_at")
+    return (
+        workflows_visible_to(user)
+        .select_related("organization")
+        .annotate(last_run_status=Subquery(newest.values("status")[:1]),
+                  last_run_at=Subquery(newest.values("queued_at")[:1]))
+        .order_by("-updated_at", "id")
+    )
+
+
 @login_required
+@ensure_csrf_cookie  # the list's rename, duplicate and delete call the API with the CSRF cookie
 @require_http_methods(["GET", "POST"])
 def workflow_list(request: HttpRequest) -> HttpResponse:
     form = WorkflowCreateForm(request.POST or None, user=request.user)
     if request.method == "POST" and form.is_valid():
-        workflow = workflow_create(
-            organization=form.cleaned_data["organization"], user=request.user, name=form.cleaned_data["name"]
-        )
-        return redirect("builder:editor", workflow_id=workflow.id)
-    workflows = workflows_visible_to(request.user).select_related("organization")
+        try:
+            workflow = workflow_create(
+                organization=form.cleaned_data["organization"], user=request.user, name=form.cleaned_data["name"]
+            )
+        except CodedError as exc:
+            form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+        else:
+            return redirect("builder:editor", workflow_id=workflow.id)
     has_organization = organizations_of(request.user).exists()
-    return render(
-        request,
-        "builder/workflow_list.html",
-        {"workflows": workflows, "form": form, "has_organization": has_organization},
-        status=400 if form.errors else 200,
-    )
+    context = {
+        "workflows": workflows_for_list(request.user),
+        "form": form,
+        "has_organization": has_organization,
+        "highlight": request.GET.get("highlight", ""),
+    }
+    return render(request, "builder/workflow_list.html", context, status=400 if form.errors else 200)
 
 
 @login_required
@@ -63,10 +85,19 @@ def workflow_list(request: HttpRequest) -> HttpResponse:
 def editor(request: HttpRequest, workflow_id: Any) -> HttpResponse:
     workflow = get_workflow_for(request.user, workflow_id)
     graph = {"id": str(workflow.id), "name": workflow.name, "nodes": workflow.nodes, "edges": workflow.edges}
+    # Active switch, next run and webhook: the API's own workflow shape, the URL made absolute.
+    api = WorkflowOutput(workflow).data
+    settings = {
+        "active": api["active"],
+        "nextRunAt": api["nextRunAt"],
+        "webhookUrl": request.build_absolute_uri(api["webhookUrl"]),
+        "webhookSecret": api["webhookSecret"],
+    }
     return render(
         request,
         "builder/editor.html",
-        {"workflow": workflow, "graph": graph, "catalogue": editor_catalogue(), "palette_groups": palette_groups()},
+        {"workflow": workflow, "graph": graph, "settings": settings, "catalogue": editor_catalogue(),
+         "palette_groups": palette_groups()},
     )
 
 
@@ -92,6 +123,9 @@ def trigger_form(request: HttpRequest, trigger_id: str) -> HttpResponse:
     return _config_form(request, spec)
 
 
+FORM_MEDIA_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
 def _config_form(request: HttpRequest, spec: FormSpec) -> HttpResponse:
     """GET: the form with initial values from the query string or a saved node
     (``?workflow=<id>&node=<node id>``). POST: field errors (400) or the normalised config."""
@@ -103,9 +137,12 @@ def _config_form(request: HttpRequest, spec: FormSpec) -> HttpResponse:
         initial = initial_values(spec, _saved_node_config(request), request.GET)
         return _render_form(request, spec, ConfigForm(spec, initial=initial))
     try:
-        data = form_data(spec, read_json(request)) if request.content_type == "application/json" else request.POST
-    except BodyInvalid as exc:
-        return JsonResponse({"valid": False, "code": exc.code, "detail": exc.message}, status=400)
+        if request.content_type in FORM_MEDIA_TYPES:
+            data: Any = request.POST
+        else:  # JSON, or a coded 415 from the one body reader
+            data = form_data(spec, read_json(request))
+    except CodedError as exc:  # the body reader's PARSE_ERROR, REQUEST_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE
+        return JsonResponse({"valid": False, "code": exc.code, "detail": exc.message}, status=exc.status_code)
     form = ConfigForm(spec, data=data)
     valid = form.is_valid()
     if wants_json(request):

@@ -53,3 +53,14 @@ def can_hard_delete(user: Any, workflow: Workflow) -> bool:
 def default_organization(user: Any) -> Organization | None:
     """The organization a new workflow goes to when the user does not name one."""
     return organizations_of(user).order_by("memberships__created_at", "pk").first()
+
+
+ADMIN_ROLES = (Membership.Role.OWNER, Membership.Role.ADMIN)
+
+
+def administered_organizations(user: Any) -> Any:
+    """Organizations where the user is an owner or admin: their audit log, and in Django admin
+    (for staff who are not superusers) everything of theirs."""
+    if not getattr(user, "is_authenticated", False):
+        return Organization.objects.none()
+    return Organization.objects.filter(memberships__user=user, memberships__role__in=ADMIN_ROLES)

@@ -128,6 +128,8 @@ def _pid_alive(pid: int) -> bool:
     """A process that can still exit through atexit: exists and is not a zombie."""
     import psutil
 
+    if pid <= 0:  # postmaster.pid holds -pid while a standalone backend (initdb) runs
+        return False
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.Error:

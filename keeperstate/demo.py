@@ -4,10 +4,16 @@ Every piece (the organization, the user, each demo workflow) is created at most 
 database: a ``DemoSeed`` row records it, so a person's changes stick. A renamed or deleted demo
 workflow is not recreated, the demo user's password is set only when the user is created, and
 a demo workflow added to ``DEMO_WORKFLOWS`` in a later release appears on the next start.
+
+``block_monitor_graph`` is the reference monitor driven by its input (``{"block": 100}``), used by
+the README's API session and the tests; the demo organization's Block monitor is
+``live_block_monitor_graph``, which fetches the demo's own block feed and posts alerts
+(keeperstate.demo_feed) with an organization secret.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,19 +21,29 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 
-from keeperstate.models import DemoSeed, Membership, Organization, Workflow
+from keeperstate.demo_feed import ALERTS_SECRET
+from keeperstate.models import DemoSeed, Membership, Organization, OrganizationSecret, Workflow
+from keeperstate.secrets.store import secret_put
 from keeperstate.workflows import workflow_create, workflow_update
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "keeperstate-demo"  # noqa: S105 - printed for the local embedded database only
 DEMO_ORG_SLUG = "demo"
 MONITOR_NAME = "Block monitor"
+MONITOR_DESCRIPTION = (
+    "Every 10 s (a Schedule trigger, active) watches the demo block feed, remembers the last block seen "
+    "and alerts once per new block."
+)
+# Seed markers of the pieces the live monitor added (see seed_demo): never rename them.
+ALERTS_SEED = "alerts-token"
+LIVE_MONITOR_SEED = "block-monitor-live"
 
 Graph = tuple[list[dict[str, Any]], list[dict[str, Any]]]
 
 
-def block_monitor_graph() -> Graph:
-    """Trigger → State Get cursor → Condition (new block?) → State Set cursor with CAS."""
+def block_monitor_graph(base_url: str = "") -> Graph:
+    """Trigger → State Get cursor → Condition (new block?) → State Set cursor with CAS, driven by
+    the run input (``{"block": 100}``); it calls nothing, so it ignores ``base_url``."""
     nodes = [
         {
             "id": "trigger",
@@ -80,8 +96,75 @@ def block_monitor_graph() -> Graph:
     return nodes, edges
 
 
-def heartbeat_graph() -> Graph:
-    """Schedule (every 15 s) → State Increment beats → State Set lastBeat: runs by itself."""
+FEED_PATH = "/demo/feed/"
+ALERTS_PATH = "/demo/alerts/"
+DEFAULT_BASE_URL = "http://127.0.0.1:8000"
+
+
+def live_block_monitor_graph(base_url: str = DEFAULT_BASE_URL) -> Graph:
+    """The demo organization's monitor: fetch the demo feed's latest block with HTTP Request,
+    keep the cursor with compare-and-set, and post one alert per new block.
+
+    Schedule (10 s) → Fetch block → State Get cursor → New block? → State Set cursor (CAS) → Send alert.
+    The alert follows the write, so of two runs that see the same new block only the one whose
+    compare-and-set won alerts. ``base_url`` is where the site itself is served (``serve``
+    passes its own address and allows it in KEEPERSTATE_HTTP_ALLOW).
+    """
+    base = base_url.rstrip("/")
+    fetched = "<<@fetch-block:Fetch block.body.block>>"
+
+    def action(node_id: str, label: str, y: int, config: dict[str, Any]) -> dict[str, Any]:
+        return {"id": node_id, "type": "action", "position": {"x": 0, "y": y},
+                "data": {"label": label, "type": "action", "config": config}}
+
+    nodes = [
+        {"id": "trigger", "type": "trigger", "position": {"x": 0, "y": 0},
+         "data": {"label": "Every 10 s", "type": "trigger",
+                  "config": {"triggerType": "Schedule", "interval": 10, "overlap": "skip"}}},
+        action("fetch-block", "Fetch block", 150,
+               {"actionType": "HTTP Request", "method": "GET", "url": base + FEED_PATH, "responseType": "json"}),
+        action("state-get-1", "State Get", 320, {"actionType": "State Get", "key": "cursor"}),
+        action("condition-1", "New block?", 460,
+               {"actionType": "Condition",
+                "condition": f"not <<@state-get-1:State Get.exists>> or {fetched} > <<@state-get-1:State Get.value>>"}),
+        action("state-set-1", "State Set", 610,
+               {"actionType": "State Set", "key": "cursor", "value": fetched,
+                "expectedVersion": "<<@state-get-1:State Get.version>>"}),
+        action("send-alert", "Send alert", 750,
+               {"actionType": "HTTP Request", "method": "POST", "url": base + ALERTS_PATH,
+                "headers": {"Authorization": f"Bearer <<@__secrets:Secrets.{ALERTS_SECRET}>>"},
+                "body": f'{{"block": {fetched}, "previous": <<@state-get-1:State Get.value>>, '
+                        '"cursorVersion": <<@state-set-1:State Set.version>>}'}),
+    ]
+    edges = [
+        {"id": "e1", "source": "trigger", "target": "fetch-block"},
+        {"id": "e2", "source": "fetch-block", "target": "state-get-1"},
+        {"id": "e3", "source": "state-get-1", "target": "condition-1"},
+        {"id": "e4", "source": "condition-1", "target": "state-set-1", "sourceHandle": "true"},
+        {"id": "e5", "source": "state-set-1", "target": "send-alert"},
+    ]
+    return nodes, edges
+
+
+def _point_at(nodes: list[Any], base_url: str) -> list[Any] | None:
+    """The nodes with their demo URLs moved to ``base_url``, or None when nothing changes (the
+    site is served elsewhere than when the demo was seeded)."""
+    changed = False
+    out = []
+    for node in nodes:
+        config = node.get("data", {}).get("config", {}) if isinstance(node, dict) else {}
+        url = config.get("url") if isinstance(config, dict) else None
+        for path in (FEED_PATH, ALERTS_PATH):
+            if isinstance(url, str) and url.endswith(path) and url != base_url.rstrip("/") + path:
+                node = {**node, "data": {**node["data"], "config": {**config, "url": base_url.rstrip("/") + path}}}
+                changed = True
+        out.append(node)
+    return out if changed else None
+
+
+def heartbeat_graph(base_url: str = "") -> Graph:
+    """Schedule (every 15 s) → State Increment beats → State Set lastBeat: runs by itself.
+    (It calls nothing, so it ignores ``base_url``.)"""
     nodes = [
         {
             "id": "trigger",
@@ -93,14 +176,14 @@ def heartbeat_graph() -> Graph:
         {
             "id": "count-1",
             "type": "action",
-            "position": {"x": 0, "y": 120},
+            "position": {"x": 0, "y": 180},
             "data": {"label": "Count beats", "type": "action",
                      "config": {"actionType": "State Increment", "key": "beats"}},
         },
         {
             "id": "state-set-1",
             "type": "action",
-            "position": {"x": 0, "y": 240},
+            "position": {"x": 0, "y": 360},
             "data": {"label": "Remember the tick", "type": "action",
                      "config": {"actionType": "State Set", "key": "lastBeat",
                                 "value": "<<@trigger:Every 15 s.scheduledFor>>"}},
@@ -126,7 +209,7 @@ class DemoWorkflow:
     key: str
     name: str
     description: str
-    graph: Callable[[], Graph]
+    graph: Callable[[str], Graph]  # given the site's own base URL (the live monitor calls it)
     changes: dict[str, Any] = field(default_factory=dict)
 
 
@@ -135,8 +218,9 @@ DEMO_WORKFLOWS: list[DemoWorkflow] = [
     DemoWorkflow(
         key="block-monitor",
         name=MONITOR_NAME,
-        description="Remembers the last block seen and acts only on new blocks.",
-        graph=block_monitor_graph,
+        description=MONITOR_DESCRIPTION,
+        graph=live_block_monitor_graph,
+        changes={"active": True},  # it watches the feed by itself, every 10 s
     ),
     DemoWorkflow(
         key="heartbeat",
@@ -164,7 +248,12 @@ class SeededDemo:
         return self.workflows.get("block-monitor")
 
 
-def seed_demo(*, password: str | None = DEMO_PASSWORD, workflows: list[DemoWorkflow] | None = None) -> SeededDemo:
+def seed_demo(
+    *,
+    password: str | None = DEMO_PASSWORD,
+    workflows: list[DemoWorkflow] | None = None,
+    base_url: str = DEFAULT_BASE_URL,
+) -> SeededDemo:
     """Create whatever part of the demo was never created; touch nothing that was.
 
     ``password`` is the new demo user's password (None: an unusable one, so it cannot log in
@@ -211,7 +300,7 @@ def seed_demo(*, password: str | None = DEMO_PASSWORD, workflows: list[DemoWorkf
             # A database seeded before markers existed already has it under its name: adopt it.
             workflow = Workflow.objects.alive().filter(organization=org, name=demo.name).first()
             if workflow is None:
-                nodes, edges = demo.graph()
+                nodes, edges = demo.graph(base_url)
                 workflow = workflow_create(
                     organization=org, user=user, name=demo.name, description=demo.description, nodes=nodes, edges=edges
                 )
@@ -221,11 +310,43 @@ def seed_demo(*, password: str | None = DEMO_PASSWORD, workflows: list[DemoWorkf
             found[demo.key] = workflow
             created.append(demo.key)
 
+        if org is not None and ALERTS_SEED not in done:
+            _seed_alerts_token(org)
+            created.append(ALERTS_SEED)
+        if LIVE_MONITOR_SEED not in done:
+            _make_monitor_live(found.get("block-monitor"), base_url)
+            created.append(LIVE_MONITOR_SEED)
+
         DemoSeed.objects.bulk_create([DemoSeed(key=key, workflow_id=done.get(key)) for key in created])
     return SeededDemo(organization=org, user=user, user_created=user_created, workflows=found, created=created)
 
 
-def ensure_demo(*, password: str | None = DEMO_PASSWORD) -> tuple[Organization | None, Any, Workflow | None]:
+def _seed_alerts_token(org: Organization) -> None:
+    """The secret the demo alerts endpoint checks, and the live monitor sends as its bearer token."""
+    if not OrganizationSecret.objects.filter(organization=org, name=ALERTS_SECRET).exists():
+        secret_put(organization=org, name=ALERTS_SECRET, value=secrets.token_urlsafe(24))
+
+
+def _make_monitor_live(workflow: Workflow | None, base_url: str) -> None:
+    """A database seeded before the live monitor has the input-driven one: replace it once, and
+    only if nobody changed it since it was seeded."""
+    if workflow is not None and (workflow.nodes, workflow.edges) == block_monitor_graph():
+        nodes, edges = live_block_monitor_graph(base_url)
+        workflow_update(workflow, nodes=nodes, edges=edges, description=MONITOR_DESCRIPTION, active=True)
+
+
+def point_demo_at(base_url: str) -> None:
+    """Move the seeded monitor's demo URLs to where the site is served now (``serve`` on another
+    address than at seeding); URLs that do not name the demo's own endpoints are left alone."""
+    marker = DemoSeed.objects.filter(key="block-monitor").values_list("workflow_id", flat=True).first()
+    workflow = Workflow.objects.alive().filter(pk=marker).first() if marker else None
+    if workflow is not None and (moved := _point_at(workflow.nodes, base_url)) is not None:
+        workflow_update(workflow, nodes=moved)
+
+
+def ensure_demo(
+    *, password: str | None = DEMO_PASSWORD, base_url: str = DEFAULT_BASE_URL
+) -> tuple[Organization | None, Any, Workflow | None]:
     """``seed_demo`` as (organization, user, Block monitor), for callers that want those three."""
-    demo = seed_demo(password=password)
+    demo = seed_demo(password=password, base_url=base_url)
     return demo.organization, demo.user, demo.monitor

@@ -3,9 +3,11 @@ environment; see README.md "Configuration"."""
 
 from __future__ import annotations
 
+import base64
 import os
 import secrets
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from keeperstate.database import BASE_DIR, DATA_DIR, StartupError, database_config, ensure_data_dir
@@ -21,16 +23,15 @@ def env_int(name: str, default: int) -> int:
     return int(raw) if raw else default
 
 
-def _secret_key() -> str:
-    """DJANGO_SECRET_KEY, or a random key kept in .data/ so sessions survive restarts."""
-    if key := os.environ.get("DJANGO_SECRET_KEY"):
-        return key
-    path = ensure_data_dir() / "secret_key"
+def _generated_key(filename: str, make: Callable[[], str]) -> str:
+    """A random key kept in .data/ (created on first use) so it survives restarts."""
+    path = ensure_data_dir() / filename
     if not path.exists():
         # Written aside and linked into place: processes starting together agree on one key and
         # never read a half-written file.
-        draft = path.with_name(f"secret_key.{os.getpid()}")
-        draft.write_text(secrets.token_urlsafe(50))
+        draft = path.with_name(f"{filename}.{os.getpid()}")
+        draft.write_text(make())
+        draft.chmod(0o600)
         try:
             os.link(draft, path)
         except FileExistsError:
@@ -40,8 +41,24 @@ def _secret_key() -> str:
     return path.read_text().strip()
 
 
+def _secret_key() -> str:
+    """DJANGO_SECRET_KEY, or a random key kept in .data/ so sessions survive restarts."""
+    if key := os.environ.get("DJANGO_SECRET_KEY"):
+        return key
+    return _generated_key("secret_key", lambda: secrets.token_urlsafe(50))
+
+
+def _secrets_keys() -> list[str]:
+    """Fernet keys for organization secrets: KEEPERSTATE_SECRETS_KEY (comma-separated to rotate:
+    the first encrypts, all decrypt), else one generated into .data/secrets_key."""
+    if raw := os.environ.get("KEEPERSTATE_SECRETS_KEY"):
+        return [key.strip() for key in raw.split(",") if key.strip()]
+    return [_generated_key("secrets_key", lambda: base64.urlsafe_b64encode(os.urandom(32)).decode("ascii"))]
+
+
 try:
     SECRET_KEY = _secret_key()
+    KEEPERSTATE_SECRETS_KEYS = _secrets_keys()
     DATABASES = {"default": database_config()}
 except StartupError as exc:
     # One readable line for manage.py, pytest and WSGI servers alike, not a traceback.
@@ -64,7 +81,6 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "pgtrigger",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "procrastinate.contrib.django",
@@ -153,6 +169,13 @@ KEEPERSTATE_ORG_MAX_BYTES = env_int("KEEPERSTATE_ORG_MAX_BYTES", 50 * 1024 * 102
 # written after every migrate (no connection option: those do not pass PgBouncer).
 KEEPERSTATE_HISTORY_PER_KEY = env_int("KEEPERSTATE_HISTORY_PER_KEY", 50)
 
+# HTTP Request (DESIGN.md §12): the egress exceptions (hosts, host:port, IPs or CIDRs that a
+# workflow may reach although they are private) and the largest answer a run reads.
+KEEPERSTATE_HTTP_ALLOW = [h.strip() for h in os.environ.get("KEEPERSTATE_HTTP_ALLOW", "").split(",") if h.strip()]
+KEEPERSTATE_HTTP_MAX_BYTES = env_int("KEEPERSTATE_HTTP_MAX_BYTES", 1024 * 1024)
+# The demo's block feed (/demo/feed/) mines a block every this many seconds.
+KEEPERSTATE_DEMO_BLOCK_SECONDS = env_int("KEEPERSTATE_DEMO_BLOCK_SECONDS", 5)
+
 # Runs that nobody clicks (DESIGN.md §11): schedules, webhooks and async API runs execute on
 # Procrastinate workers (`manage.py worker`), which also run the scheduler and housekeeping.
 KEEPERSTATE_MIN_INTERVAL = env_int("KEEPERSTATE_MIN_INTERVAL", 10)
@@ -176,18 +199,23 @@ KEEPERSTATE_WORKER_CONCURRENCY = env_int("KEEPERSTATE_WORKER_CONCURRENCY", 4)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # Secret values a running node has used never reach a log line (keeperstate.secrets.redaction).
+    "filters": {"redact_secrets": {"()": "keeperstate.secrets.redaction.RedactSecrets"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["redact_secrets"]}},
     "loggers": {
         "keeperstate": {"handlers": ["console"], "level": os.environ.get("KEEPERSTATE_LOG_LEVEL", "INFO")},
         # Unhandled errors (500, and the 503 of a database outage) with their traceback on
         # stderr, where gunicorn and `serve` keep them; Django alone logs them only with DEBUG on.
         "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+        # httpx logs every request's full URL at INFO, which may hold a secret: keep it to warnings.
+        "httpx": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
     },
 }
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        # DRF's TokenAuthentication, refusing keys that cannot be tokens before any query.
+        # knox's hashed tokens under the "Token" header; keys that cannot be tokens refused first.
         "keeperstate.api.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
@@ -220,9 +248,95 @@ SECURE = env_bool("DJANGO_SECURE", False)
 if SECURE:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
+    # A load balancer probes each web process directly over HTTP.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 365 * 24 * 3600)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", True)
     SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", True)
 # --- end of production safety ---
+
+# --- Security (issue 11): lockout, throttles, tokens, headers, audit ------------------------
+# Kept in one block: ops owns DEBUG, secure cookies/HSTS switches and error pages above.
+from datetime import timedelta  # noqa: E402
+
+INSTALLED_APPS += ["axes", "knox", "csp"]
+MIDDLEWARE += [
+    "keeperstate.security.context.ActorMiddleware",  # services see who acts (audit log)
+    "csp.middleware.CSPMiddleware",
+    "keeperstate.security.headers.NoStoreMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes requires
+]
+AUTHENTICATION_BACKENDS = [
+    "keeperstate.security.lockout.LockoutBackend",  # axes: refuses a locked-out user or address first
+    "django.contrib.auth.backends.ModelBackend",
+]
+
+# Our proxies in front that append to X-Forwarded-For (0: the peer address is the client).
+KEEPERSTATE_PROXY_COUNT = env_int("KEEPERSTATE_PROXY_COUNT", 0)
+
+# Login lockout (django-axes), on /accounts/login/ and /admin/login/ alike: after
+# KEEPERSTATE_LOGIN_FAILURE_LIMIT failures for one username, or from one address, further
+# attempts are refused (429) until the cool-off ends or an admin unlocks (admin "Access
+# attempts", or `manage.py axes_reset_username <name>` / `axes_reset_ip <address>`).
+AXES_FAILURE_LIMIT = env_int("KEEPERSTATE_LOGIN_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("KEEPERSTATE_LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one alone locks
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "keeperstate.security.client.axes_client_ip"
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_VERBOSE = False
+
+# API throttles (429 THROTTLED with Retry-After), counted in Postgres (keeperstate.ratelimits).
+# Generous defaults: a person in the editor or a test suite never meets them.
+REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"] = [
+    "keeperstate.api.throttles.ClientThrottle",
+    "keeperstate.api.throttles.AnonymousThrottle",
+]
+REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {
+    "api_user": os.environ.get("KEEPERSTATE_API_RATE", "1200/min"),  # per token, or per user for a session
+    "api_anon": os.environ.get("KEEPERSTATE_API_ANON_RATE", "120/min"),  # per address
+    "auth_failure": os.environ.get("KEEPERSTATE_AUTH_FAILURE_RATE", "30/min"),  # bad tokens per address
+    "webhook": os.environ.get("KEEPERSTATE_WEBHOOK_RATE", "1200/min"),  # webhook calls per sending address
+}
+# Runs started per organization per minute, whatever starts them (editor, API, webhook, schedule).
+KEEPERSTATE_ORG_RUNS_PER_MINUTE = env_int("KEEPERSTATE_ORG_RUNS_PER_MINUTE", 600)
+
+# API tokens: hashed at rest by django-rest-knox (SHA-512), "ks_" + 64 hex characters.
+KNOX_TOKEN_MODEL = "keeperstate.ApiToken"
+# knox's own AuthToken is swapped out for ApiToken, but knox's first migration predates its
+# swappable option and would create an unused knox_authtoken table (referencing auth_user, which
+# breaks TRUNCATE-based test flushes). Without knox migrations nothing of it is created.
+MIGRATION_MODULES = {"knox": None}
+KEEPERSTATE_TOKEN_TTL_DAYS = env_int("KEEPERSTATE_TOKEN_TTL_DAYS", 90)  # default expiry; 0 = none
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(days=KEEPERSTATE_TOKEN_TTL_DAYS) if KEEPERSTATE_TOKEN_TTL_DAYS > 0 else None,
+    "AUTH_HEADER_PREFIX": "Token",  # existing clients keep "Authorization: Token <token>"
+    "TOKEN_PREFIX": "ks_",  # recognisable by secret scanners
+}
+
+# Content-Security-Policy (django-csp 4): scripts and styles only from our own origin, no inline
+# script or handler anywhere; the Swagger UI page loads a static init script (api/docs).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        # style="…" attributes (Django admin's widgets use a few) cannot run code or read the
+        # page; <style> elements and foreign stylesheets stay refused.
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"

@@ -5,7 +5,9 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.generic import RedirectView
 
+from keeperstate import demo_feed
 from keeperstate.api.webhooks import WebhookView
+from keeperstate.health import healthz
 
 urlpatterns = [
     path("", RedirectView.as_view(url="/builder/", permanent=False)),
@@ -15,6 +17,10 @@ urlpatterns = [
     path("api/", include("keeperstate.api.urls")),
     path("hooks/<str:workflow_id>/", WebhookView.as_view(), name="webhook"),
     path("builder/", include("builder.urls")),
+    path("healthz", healthz, name="healthz"),
+    # The demo's block feed and alert sink (keeperstate.demo_feed), which the demo monitor calls.
+    path("demo/feed/", demo_feed.feed, name="demo-feed"),
+    path("demo/alerts/", demo_feed.alerts, name="demo-alerts"),
 ]
 
 # Plain pages without internals; a database outage answers 503 (keeperstate/error_pages.py).

@@ -10,11 +10,19 @@ from typing import Any
 
 from django.db import transaction
 
+from keeperstate.audit import audit
 from keeperstate.engine.validation import ValidationReport, validate_graph
 from keeperstate.errors import CodedError
 from keeperstate.executions.scheduling import refresh_schedule
+from keeperstate.inputs import text_problem
 from keeperstate.models import Organization, Workflow
 from keeperstate.models.workflow import new_webhook_secret
+
+MAX_NAME_LENGTH = 200
+
+
+class WorkflowNameInvalid(CodedError):
+    code = "INVALID_NAME"
 
 
 class WorkflowInvalid(CodedError):
@@ -40,6 +48,17 @@ def default_graph() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return [trigger], []
 
 
+def clean_name(name: Any) -> str:
+    """A workflow name: 1–200 characters after trimming, all of them visible (the same text
+    rules as node labels and state keys, wherever the name arrives from)."""
+    text = name.strip() if isinstance(name, str) else ""
+    if not text or len(text) > MAX_NAME_LENGTH:
+        raise WorkflowNameInvalid(f"Give the workflow a name of 1 to {MAX_NAME_LENGTH} characters.", field="name")
+    if problem := text_problem(text):
+        raise WorkflowNameInvalid(f"The workflow name {problem}.", field="name")
+    return text
+
+
 def _validated(nodes: Any, edges: Any) -> tuple[list[Any], list[Any]]:
     if not nodes and not edges:
         return default_graph()
@@ -59,16 +78,20 @@ def workflow_create(
     edges: Any = None,
     active: bool = False,
 ) -> Workflow:
+    name = clean_name(name)
     nodes, edges = _validated(nodes or [], edges or [])
-    workflow = Workflow.objects.create(
-        organization=organization,
-        name=name,
-        description=description,
-        nodes=nodes,
-        edges=edges,
-        active=active,
-        created_by=user if getattr(user, "pk", None) else None,
-    )
+    with transaction.atomic():
+        workflow = Workflow.objects.create(
+            organization=organization,
+            name=name,
+            description=description,
+            nodes=nodes,
+            edges=edges,
+            active=active,
+            created_by=user if getattr(user, "pk", None) else None,
+        )
+        audit("workflow.create", organization=organization, target=workflow,
+              details={"active": True} if active else None)
     refresh_schedule(workflow)
     return workflow
 
@@ -81,12 +104,22 @@ def workflow_update(workflow: Workflow, **changes: Any) -> Workflow:
     unknown = set(changes) - allowed
     if unknown:
         raise ValueError(f"Cannot update {sorted(unknown)}")
+    if "name" in changes:
+        changes["name"] = clean_name(changes["name"])
     if "nodes" in changes or "edges" in changes:
         nodes, edges = _validated(changes.get("nodes", workflow.nodes), changes.get("edges", workflow.edges))
         changes["nodes"], changes["edges"] = nodes, edges
+    changed = sorted(name for name, value in changes.items() if getattr(workflow, name) != value)
     for name, value in changes.items():
         setattr(workflow, name, value)
-    workflow.save(update_fields=[*changes, "updated_at"])
+    with transaction.atomic():
+        workflow.save(update_fields=[*changes, "updated_at"])
+        if changed:  # a save that changes nothing is not an event
+            audit("workflow.update", organization=workflow.organization_id, target=workflow,
+                  details={"fields": changed})
+        if "active" in changed:
+            audit("workflow.activate" if workflow.active else "workflow.deactivate",
+                  organization=workflow.organization_id, target=workflow)
     if {"nodes", "active"} & set(changes):
         refresh_schedule(workflow)
     return workflow
@@ -100,20 +133,26 @@ def workflow_set_active(workflow: Workflow, active: bool) -> Workflow:
 def rotate_webhook_secret(workflow: Workflow) -> str:
     """A new webhook secret; the old one stops working at once."""
     workflow.webhook_secret = new_webhook_secret()
-    workflow.save(update_fields=["webhook_secret", "updated_at"])
+    with transaction.atomic():
+        workflow.save(update_fields=["webhook_secret", "updated_at"])
+        audit("workflow.webhook_secret_rotate", organization=workflow.organization_id, target=workflow)
     return workflow.webhook_secret
 
 
 def workflow_duplicate(workflow: Workflow, *, user: Any, name: str | None = None) -> Workflow:
     """A copy under a new id; its state starts empty (a cloned monitor must not inherit a cursor)."""
-    return Workflow.objects.create(
-        organization=workflow.organization,
-        name=name or f"{workflow.name} (copy)",
-        description=workflow.description,
-        nodes=workflow.nodes,
-        edges=workflow.edges,
-        created_by=user if getattr(user, "pk", None) else None,
-    )
+    with transaction.atomic():
+        copy = Workflow.objects.create(
+            organization=workflow.organization,
+            name=clean_name(name or f"{workflow.name} (copy)"[:MAX_NAME_LENGTH]),
+            description=workflow.description,
+            nodes=workflow.nodes,
+            edges=workflow.edges,
+            created_by=user if getattr(user, "pk", None) else None,
+        )
+        audit("workflow.create", organization=copy.organization_id, target=copy,
+              details={"duplicateOf": str(workflow.id)})
+    return copy
 
 
 def workflow_export(workflow: Workflow) -> dict[str, Any]:
@@ -137,7 +176,15 @@ def workflow_import(*, organization: Organization, user: Any, document: dict[str
     )
 
 
+def workflow_soft_delete(workflow: Workflow) -> None:
+    """Hide the workflow everywhere; its state is kept (an admin may restore it)."""
+    with transaction.atomic():
+        workflow.soft_delete()
+        audit("workflow.delete", organization=workflow.organization_id, target=workflow)
+
+
 @transaction.atomic
 def workflow_hard_delete(workflow: Workflow) -> None:
     """Delete the workflow with its executions and its state."""
+    audit("workflow.hard_delete", organization=workflow.organization_id, target=workflow)
     workflow.delete()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from django.db import connection
 
 from tests.factories import make_org, make_user, make_workflow
 
@@ -70,3 +71,41 @@ def foreign_workflow(other_org):
 
     nodes, edges = block_monitor_graph()
     return make_workflow(other_org, name="Globex monitor", user=make_user("bob", other_org), nodes=nodes, edges=edges)
+
+
+@pytest.fixture
+def database_down(transactional_db):
+    """Call it to make the next connections fail as if Postgres were down (no socket at the
+    address): for the pages and answers of an outage. Restored after the test."""
+    saved = {key: connection.settings_dict[key] for key in ("HOST", "PORT")}
+
+    def down():
+        connection.close()
+        connection.settings_dict.update(HOST="/nonexistent-keeperstate-socket-dir", PORT="")
+
+    yield down
+    # Restored here, before the database fixture's own teardown needs a connection again.
+    connection.close()
+    connection.settings_dict.update(saved)
+
+
+@pytest.fixture
+def server():
+    """A real HTTP server on 127.0.0.1 (tests/egress/server.py) for the HTTP Request tests."""
+    from tests.egress.server import LocalServer
+
+    started = LocalServer().start()
+    yield started
+    started.stop()
+
+
+@pytest.fixture
+def allow_server(settings, server):
+    """The local server's address is allowed (as host:port only); every other private address is not."""
+    settings.KEEPERSTATE_HTTP_ALLOW = [f"127.0.0.1:{server.port}"]
+    return server
+
+
+@pytest.fixture
+def allow_nothing(settings):
+    settings.KEEPERSTATE_HTTP_ALLOW = []

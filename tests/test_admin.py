@@ -85,3 +85,50 @@ def test_admin_can_delete_but_not_add_state(admin_client, row):
 
     assert response.status_code == 302
     assert not WorkflowState.objects.exists()
+
+
+def test_admin_is_branded_keeperstate(admin_client):
+    body = admin_client.get(reverse("admin:index")).content.decode()
+
+    assert "KeeperState administration" in body
+    assert "Django administration" not in body
+
+
+def test_the_success_message_names_the_new_version(admin_client, row):
+    url = reverse("admin:keeperstate_workflowstate_change", args=[row.pk])
+    admin_client.post(url, {"value": "2", "expires_at_0": "", "expires_at_1": ""})
+
+    response = admin_client.post(url, {"value": "3", "expires_at_0": "", "expires_at_1": ""}, follow=True)
+
+    messages = [str(m) for m in response.context["messages"]]
+    assert any("cursor (v3)" in m for m in messages), messages
+
+
+def test_state_list_shows_expiry_as_a_phrase_and_the_run_as_its_short_id(admin_client, workflow):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from keeperstate.demo import block_monitor_graph
+
+    workflow.nodes, workflow.edges = block_monitor_graph()
+    workflow.save()
+    execution = run_workflow(workflow, {"block": 7})
+    WorkflowState.objects.create(organization=workflow.organization, workflow=workflow, key="soon", value=1,
+                                        expires_at=timezone.now() + timedelta(minutes=5))
+    WorkflowState.objects.create(organization=workflow.organization, workflow=workflow, key="gone", value=1,
+                                 expires_at=timezone.now() - timedelta(hours=2))
+
+    body = admin_client.get(reverse("admin:keeperstate_workflowstate_changelist")).content.decode()
+
+    assert f">run {str(execution.id)[:8]}</a>" in body
+    assert ">live<" in body  # the cursor has no TTL
+    assert "expires in 5 min" in body
+    assert "expired 2 h ago" in body
+
+
+def test_organization_budget_reads_in_one_format(admin_client, row):
+    body = admin_client.get(reverse("admin:keeperstate_workflowstate_change", args=[row.pk])).content.decode()
+
+    assert "1 of 10,000 keys · " in body
+    assert " of 50 MB" in body

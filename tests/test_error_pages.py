@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from django.conf import settings
-from django.db import connection
 
 INTERNALS = ("Traceback", "secret internals", "SELECT", "settings.py", "psycopg", "OperationalError", "socket")
 
@@ -49,21 +48,6 @@ def test_an_unknown_page_is_the_plain_404_page(anonymous):
     assert response.status_code == 404
     assert "Page not found" in response.content.decode()
     assert anonymous.get("/api/no-such-path/").json()["code"] == "NOT_FOUND"
-
-
-@pytest.fixture
-def database_down(transactional_db):
-    """The next connections go to a folder with no Postgres socket: "connection refused"."""
-    saved = {key: connection.settings_dict[key] for key in ("HOST", "PORT")}
-
-    def down():
-        connection.close()
-        connection.settings_dict.update(HOST="/nonexistent-keeperstate-socket-dir", PORT="")
-
-    yield down
-    # Restored here, before the database fixture's own teardown needs a connection again.
-    connection.close()
-    connection.settings_dict.update(saved)
 
 
 @pytest.mark.parametrize(
@@ -125,3 +109,4 @@ def test_an_unreachable_database_is_logged_in_one_line_per_request(client, djang
     [record] = [r for r in caplog.records if r.name == "django.request"]
     assert record.getMessage().startswith("Service Unavailable: /admin/ (database: ")
     assert record.exc_info is None
+

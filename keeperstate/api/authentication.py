@@ -1,31 +1,44 @@
-"""Authentication for the API: the project's configured classes, with a stricter token check.
+"""Token authentication for the API: django-rest-knox's hashed tokens behind the familiar
+``Authorization: Token <token>`` header, with two guards of our own.
 
-DRF's TokenAuthentication sends whatever follows "Token " to the database; a header holding a
-NUL byte makes Postgres fail there, a 5xx a client could cause. A key that cannot be a token
-(DRF's are 40 hex characters) is refused before any query, with the usual 401.
+* A key that cannot be a token (ours are ``ks_`` + 64 hex characters; tokens carried over from
+  the plain-text DRF table are 40 hex) is refused before the token table is read: a NUL byte
+  would otherwise reach Postgres and fail there.
+* Failed attempts are counted per client address (the ``auth_failure`` throttle rate); past it,
+  the answer is 429 THROTTLED with Retry-After instead of another guess.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.utils.translation import gettext_lazy as _
-from rest_framework import authentication, exceptions
-from rest_framework.settings import api_settings
+from knox.auth import TokenAuthentication as KnoxTokenAuthentication
+from rest_framework import exceptions
+from rest_framework.request import Request
 
-TOKEN_KEY_MAX_LENGTH = 40
+from keeperstate.api.throttles import record_auth_failure
+
+TOKEN_SHAPE = re.compile(r"(?:ks_)?[0-9a-f]{64}|[0-9a-f]{40}")
 
 
-class TokenAuthentication(authentication.TokenAuthentication):
-    def authenticate_credentials(self, key: str) -> Any:
-        if not (key.isascii() and key.isalnum() and len(key) <= TOKEN_KEY_MAX_LENGTH):
+class TokenAuthentication(KnoxTokenAuthentication):
+    def authenticate(self, request: Request) -> Any:
+        try:
+            return super().authenticate(request)
+        except exceptions.AuthenticationFailed:
+            record_auth_failure(request)
+            raise
+
+    def authenticate_credentials(self, token: bytes) -> Any:
+        if not TOKEN_SHAPE.fullmatch(token.decode("ascii", "replace")):
             raise exceptions.AuthenticationFailed(_("Invalid token."))
-        return super().authenticate_credentials(key)
+        return super().authenticate_credentials(token)
 
 
 def api_authentication_classes() -> list[Any]:
-    """REST_FRAMEWORK's DEFAULT_AUTHENTICATION_CLASSES, with DRF's token class replaced by ours."""
-    return [
-        TokenAuthentication if cls is authentication.TokenAuthentication else cls
-        for cls in api_settings.DEFAULT_AUTHENTICATION_CLASSES
-    ]
+    """The API's authentication classes (REST_FRAMEWORK's defaults), for views that name them."""
+    from rest_framework.settings import api_settings
+
+    return list(api_settings.DEFAULT_AUTHENTICATION_CLASSES)

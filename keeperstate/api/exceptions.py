@@ -34,7 +34,10 @@ class RequestTooLarge(exceptions.APIException):
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     if isinstance(exc, CodedError):
-        return error_response(exc.status_code, exc.code, exc.message, field=exc.field, details=exc.details)
+        response = error_response(exc.status_code, exc.code, exc.message, field=exc.field, details=exc.details)
+        if retry_after := getattr(exc, "retry_after", None):  # THROTTLED
+            response["Retry-After"] = str(retry_after)
+        return response
     if isinstance(exc, Http404):
         exc = exceptions.NotFound(*exc.args)
     elif isinstance(exc, DjangoPermissionDenied):

@@ -12,6 +12,8 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from keeperstate.inputs import has_nul
+
 NODE_SCHEMA = {
     "type": "object",
     "description": "A React Flow node. Every node needs a unique id without spaces, ':', '<' or '>'; exactly one node "
@@ -56,22 +58,6 @@ EDGE_SCHEMA = {
     },
     "additionalProperties": True,
 }
-
-
-def has_nul(value: Any) -> bool:
-    """Whether any text in a JSON value (keys included) holds U+0000."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if "\x00" in item:
-                return True
-        elif isinstance(item, dict):
-            stack.extend(item)
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
 
 
 class StorableJSONMixin:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiSerializerExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
@@ -30,7 +30,8 @@ _DESCRIPTIONS = {
     401: "Not authenticated: send a token (Authorization: Token …) or log in for a session.",
     403: "Not allowed (e.g. a hard delete by a member, or a session write without its CSRF token).",
     404: "No such object among those of your organizations.",
-    409: "The workflow was deleted while the run was in progress (WORKFLOW_DELETED).",
+    409: "A conflict with what is stored: WORKFLOW_DELETED (the workflow was deleted while the run was in "
+    "progress), SECRET_LIMIT (the organization keeps as many secrets as it may).",
     413: "The request body is too large.",
     415: "The body is not JSON.",
 }
@@ -78,3 +79,19 @@ def errors(
         body = bad_request if code == 400 else ErrorOutput
         responses[code] = OpenApiResponse(response=body, description=_DESCRIPTIONS[code])
     return responses
+
+
+class TokenScheme(OpenApiAuthenticationExtension):
+    """Our knox-based token class in the schema: an API key in the Authorization header."""
+
+    target_class = "keeperstate.api.authentication.TokenAuthentication"
+    name = "tokenAuth"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, Any]:
+        return {
+            "type": "apiKey",
+            "in": "header",
+            "name": "Authorization",
+            "description": "Token-based authentication with required prefix \"Token\" (hashed at rest; "
+            "create one at POST /api/tokens/ or with manage.py create_api_token).",
+        }

@@ -300,7 +300,9 @@ class ActionOutput(serializers.Serializer):
     group = serializers.CharField()
     description = serializers.CharField()
     icon = serializers.CharField()
-    egress = serializers.CharField(help_text="What the action sends out: none, user-chosen or fixed destinations.")
+    egress = serializers.CharField(
+        help_text="What the action sends out: none, user (the author picks the destination: HTTP Request) or fixed."
+    )
     needsWorkflowContext = serializers.BooleanField()
     planGated = serializers.BooleanField()
     sourceHandles = serializers.ListField(

@@ -1,10 +1,10 @@
 """Routes of the DRF API (DESIGN.md §9), its OpenAPI schema and its docs pages."""
 
 from django.urls import path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import SimpleRouter
 
-from keeperstate.api import views
+from keeperstate.api import audit, secrets, tokens, views
 from keeperstate.api.authentication import api_authentication_classes
 
 app_name = "api"
@@ -17,13 +17,19 @@ router.register("executions", views.ExecutionViewSet, basename="execution")
 urlpatterns = [
     path("actions/", views.ActionCatalogueView.as_view(), name="actions"),
     path("execute/node/", views.NodeExecuteView.as_view(), name="execute-node"),
+    path("tokens/", tokens.TokenListView.as_view(), name="tokens"),
+    path("tokens/<str:prefix>/", tokens.TokenRevokeView.as_view(), name="token-revoke"),
+    path("audit/", audit.AuditListView.as_view(), name="audit"),
     *router.urls,
+    path("secrets/", secrets.SecretListView.as_view(), name="secrets"),
+    path("secrets/<str:name>/", secrets.SecretDetailView.as_view(), name="secret"),
     path("schema/", SpectacularAPIView.as_view(authentication_classes=AUTHENTICATION), name="schema"),
     # Swagger UI from drf-spectacular-sidecar: served from our static files, no CDN. (The
-    # sidecar's Redoc page loads web fonts from a CDN, so it is not offered.)
+    # sidecar's Redoc page loads web fonts from a CDN, so it is not offered.) The split view
+    # serves its init script at ?script rather than inline, as the CSP requires.
     path(
         "docs/",
-        SpectacularSwaggerView.as_view(url_name="api:schema", authentication_classes=AUTHENTICATION),
+        SpectacularSwaggerSplitView.as_view(url_name="api:schema", authentication_classes=AUTHENTICATION),
         name="docs",
     ),
     # Anything else under /api/ is a JSON 404, not Django's HTML page.

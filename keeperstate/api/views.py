@@ -45,6 +45,7 @@ from keeperstate.workflows import (
     workflow_export,
     workflow_hard_delete,
     workflow_import,
+    workflow_soft_delete,
     workflow_update,
 )
 
@@ -146,7 +147,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
         if self.hard_delete_requested():
             workflow_hard_delete(workflow)
         else:
-            workflow.soft_delete()
+            workflow_soft_delete(workflow)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(

@@ -26,6 +26,7 @@ from rest_framework.views import APIView
 from keeperstate.api import serializers as s
 from keeperstate.api.parsers import JSONParser
 from keeperstate.api.schema import IDEMPOTENCY_KEY_HEADER, errors
+from keeperstate.api.throttles import WebhookThrottle
 from keeperstate.engine.runner import RunInputInvalid
 from keeperstate.executions.service import check_idempotency_key, start_run
 from keeperstate.models import Workflow, WorkflowExecution
@@ -42,6 +43,7 @@ class WebhookJSONParser(JSONParser):
 class WebhookView(APIView):
     authentication_classes: list[Any] = []  # the secret is the credential; no session, so no CSRF
     permission_classes = [AllowAny]
+    throttle_classes = [WebhookThrottle]  # not the anonymous API rate: senders call often
     parser_classes = [WebhookJSONParser]
     renderer_classes = [JSONRenderer]
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from keeperstate.secrets.vault import SecretVault
 from keeperstate.state.errors import StateNoWorkflowContext
 from keeperstate.state.store import StateScope
 
@@ -14,6 +15,12 @@ class RunContext:
     organization_id: int | None = None
     workflow_id: uuid.UUID | None = None
     execution_id: uuid.UUID | None = None
+    # The run's view of its organization's secrets; one per run, so what it redacts accumulates.
+    secrets: SecretVault = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.secrets is None:
+            object.__setattr__(self, "secrets", SecretVault(self.organization_id))
 
     def state_scope(self) -> StateScope:
         """The state scope of this run; only a workflow run has one."""

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from keeperstate.errors import CodedError
+from keeperstate.secrets.vault import SecretUnavailable, SecretVault
 from keeperstate.state.values import coerce_editor_text
 
 NODE_ID_RE = re.compile(r"[^:<>\s]+")
@@ -23,6 +24,8 @@ TOKEN_RE = re.compile(r"<<@(?P<node>" + NODE_ID_RE.pattern + r"):(?P<rest>.*?)>>
 _SEGMENT_RE = re.compile(r"^(?P<name>[^\[\]]+)(?P<indexes>(?:\[\d+\])*)$")
 _INDEX_RE = re.compile(r"\[(\d+)\]")
 
+SECRETS_NODE_ID = "__secrets"
+SECRETS_LABEL = "Secrets"
 SYSTEM_NODE_ID = "__system"
 SYSTEM_LABEL = "System"
 SYSTEM_FIELDS = {
@@ -109,10 +112,18 @@ class _Unresolved(Exception):
 class Resolver:
     """Resolves the references of one node's config against the results of earlier nodes."""
 
-    def __init__(self, *, results: dict[str, dict[str, Any]], labels: dict[str, str], system: dict[str, Any]):
+    def __init__(
+        self,
+        *,
+        results: dict[str, dict[str, Any]],
+        labels: dict[str, str],
+        system: dict[str, Any],
+        secrets: SecretVault | None = None,
+    ):
         self.results = results
         self.labels = labels
         self.system = system
+        self.secrets = secrets
         self.failures: list[dict[str, str]] = []
 
     def resolve_config(self, config: dict[str, Any], kinds: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -128,6 +139,10 @@ class Resolver:
             kind = kinds.get(name)
             if kind == "expression" and isinstance(value, str):
                 resolved[name] = self._bind_expression(value, name)
+            elif kind == "pairs" and isinstance(value, str) and isinstance(_json_object(value), dict):
+                # rows saved as JSON text (an unsaved editor edit): resolve inside the object, so a
+                # value with quotes cannot break the JSON around it
+                resolved[name] = self._resolve_any(_json_object(value), name)
             elif kind == "json" and isinstance(value, str) and not self._is_single_reference(value):
                 text = self._resolve_text(value, name)
                 resolved[name] = coerce_editor_text(text) if not self.failures else text
@@ -193,6 +208,8 @@ class Resolver:
             if len(steps) != 1 or not isinstance(name, str) or name not in self.system:
                 raise _Unresolved(f"the system has no field '{ref.path}'")
             return self.system[name]
+        if ref.node_id == SECRETS_NODE_ID:
+            return self._secret(steps)
         if ref.node_id not in self.labels:
             raise _Unresolved(f"there is no node '{ref.node_id}' in this workflow")
         result = self.results.get(ref.node_id)
@@ -203,6 +220,19 @@ class Resolver:
         if not result.get("success"):
             raise _Unresolved(f"node '{ref.node_id}' failed")
         return walk(result.get("data"), steps, ref.path)
+
+    def _secret(self, steps: list[str | int]) -> str:
+        name = steps[0]
+        if len(steps) != 1 or not isinstance(name, str):
+            raise _Unresolved("a secret is named by one name, e.g. <<@__secrets:Secrets.API_KEY>>")
+        if self.secrets is None:
+            raise _Unresolved("secrets are not available here")
+        try:
+            return self.secrets.value(name)
+        except SecretUnavailable as exc:
+            raise _Unresolved(str(exc)) from exc
+        except CodedError as exc:
+            raise _Unresolved(exc.message) from exc
 
 
 def walk(data: Any, steps: list[str | int], path: str) -> Any:
@@ -217,6 +247,13 @@ def walk(data: Any, steps: list[str | int], path: str) -> Any:
                 raise _Unresolved(f"no field '{step}' in '{path}'")
             current = current[step]
     return current
+
+
+def _json_object(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def _compact(value: Any) -> str:

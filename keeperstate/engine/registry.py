@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from keeperstate.engine.schedules import OVERLAP_CHOICES, Schedule, check_cron, check_interval, check_timezone
 from keeperstate.errors import CodedError
+from keeperstate.inputs import has_nul, text_problem
 
 if TYPE_CHECKING:
     from keeperstate.engine.context import RunContext
@@ -23,7 +24,8 @@ class ConfigInvalid(CodedError):
     code = "CONFIG_INVALID"
 
 
-FieldKind = Literal["text", "integer", "json", "expression", "select"]
+# pairs: an object of name → text (HTTP headers, query), shown as rows; boolean: true/false.
+FieldKind = Literal["text", "integer", "json", "expression", "select", "pairs", "boolean"]
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,7 @@ class ActionDefinition:
     group: str
     description: str
     icon: str  # name of the builder's SVG icon
-    egress: Literal["none", "user-chosen", "fixed"]
+    egress: Literal["none", "user", "fixed"]  # user: the author chooses where it goes
     config_fields: tuple[ConfigField, ...]
     output_fields: tuple[OutputField, ...]
     handler: Handler
@@ -149,6 +151,11 @@ _ACTIONS: dict[str, ActionDefinition] = {}
 def _sample_input_object(value: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ConfigInvalid('The sample input must be a JSON object, e.g. {"block": 100}.', field="sampleInput")
+    for name in value:  # its fields become @ reference names: the text rules of every name
+        if problem := text_problem(name):
+            raise ConfigInvalid(f"The sample input's field {name!r} {problem}.", field="sampleInput")
+    if has_nul(value):
+        raise ConfigInvalid("The sample input contains the character U+0000; remove it.", field="sampleInput")
     return value
 
 

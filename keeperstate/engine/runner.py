@@ -22,6 +22,8 @@ from keeperstate.engine.graph import Graph
 from keeperstate.engine.references import Resolver, system_values
 from keeperstate.engine.registry import get_action
 from keeperstate.errors import CodedError
+from keeperstate.inputs import has_nul
+from keeperstate.secrets.redaction import redacting
 
 logger = logging.getLogger(__name__)
 
@@ -115,12 +117,28 @@ def run_action(
     results: dict[str, dict[str, Any]] | None = None,
     labels: dict[str, str] | None = None,
 ) -> tuple[dict[str, Any], str | None]:
-    """Run one action with a resolved config; also the entry point of a direct node execution."""
+    """Run one action with a resolved config; also the entry point of a direct node execution.
+
+    Secret values the run has used are redacted from the result (and from log records written
+    meanwhile), whatever the action put there."""
+    with redacting(ctx.secrets.used):
+        result, handle = _run_action(action_type, config, ctx, results=results, labels=labels)
+        return ctx.secrets.redact(result), handle
+
+
+def _run_action(
+    action_type: str | None,
+    config: dict[str, Any],
+    ctx: RunContext,
+    *,
+    results: dict[str, dict[str, Any]] | None,
+    labels: dict[str, str] | None,
+) -> tuple[dict[str, Any], str | None]:
     try:
         definition = get_action(action_type or "")
         if definition is None:
             raise UnknownAction(f"Unknown action type '{action_type}'. Pick an action from the palette.")
-        resolver = Resolver(results=results or {}, labels=labels or {}, system=system_values())
+        resolver = Resolver(results=results or {}, labels=labels or {}, system=system_values(), secrets=ctx.secrets)
         kinds = {f.name: f.kind for f in definition.config_fields}
         settings = {k: v for k, v in config.items() if k != "actionType"}
         data = definition.handler(resolver.resolve_config(settings, kinds), ctx)
@@ -170,4 +188,7 @@ def check_input(run_input: Any) -> dict[str, Any]:
         return {}
     if not isinstance(run_input, dict):
         raise RunInputInvalid('The run input must be a JSON object, for example {"block": 100}.', field="input")
+    if has_nul(run_input):
+        # Checked here rather than in each adapter: the input is stored in jsonb, which cannot hold it.
+        raise RunInputInvalid("The run input contains the character U+0000; remove it.", field="input")
     return run_input

@@ -10,9 +10,17 @@ from typing import Any
 
 from keeperstate.engine.expressions import check_syntax
 from keeperstate.engine.graph import Graph, GraphInvalid
-from keeperstate.engine.references import SYSTEM_FIELDS, SYSTEM_NODE_ID, TOKEN_RE, find_references
+from keeperstate.engine.references import (
+    SECRETS_NODE_ID,
+    SYSTEM_FIELDS,
+    SYSTEM_NODE_ID,
+    TOKEN_RE,
+    find_references,
+)
 from keeperstate.engine.registry import TRIGGERS, ActionDefinition, ConfigField, get_action
 from keeperstate.errors import CodedError
+from keeperstate.inputs import has_nul, text_problem
+from keeperstate.secrets.names import SECRET_NAME_RE
 
 
 @dataclass(frozen=True)
@@ -72,7 +80,11 @@ def validate_graph(nodes: Any, edges: Any) -> ValidationReport:
     reachable = _reachable(graph, triggers[0]) if len(triggers) == 1 else set(graph.nodes)
     # Computed once for the whole graph: asking each node for its upstream list is quadratic.
     context = _Context(graph.labels(), graph.upstream_test())
+    for index, edge in enumerate(edges):
+        if has_nul(edge):
+            report.error(None, None, "INVALID_TEXT", f"Edge #{index + 1} contains the character U+0000; remove it.")
     for node_id in graph.nodes:
+        _check_text(graph, node_id, report)
         if ">>" in graph.label(node_id) or "<<" in graph.label(node_id):
             report.error(
                 node_id, "label", "INVALID_LABEL", "A node label cannot contain '<<' or '>>' (they delimit references)."
@@ -94,6 +106,19 @@ def validate_graph(nodes: Any, edges: Any) -> ValidationReport:
         if node_id not in reachable:
             report.warn(node_id, None, "UNREACHABLE", "No path from the trigger reaches this node, so it never runs.")
     return report
+
+
+def _check_text(graph: Graph, node_id: str, report: ValidationReport) -> None:
+    """The text rules every way in shares (keeperstate.inputs): ids and labels are names people
+    read and reference, so no invisible or control characters (sample-input fields: the trigger's
+    own check); and no U+0000 anywhere in the node, which Postgres jsonb cannot store."""
+    if problem := text_problem(node_id):
+        report.error(node_id, "id", "INVALID_NODE_ID", f"The node id {problem}.")
+    label = (graph.nodes[node_id].get("data") or {}).get("label")
+    if isinstance(label, str) and (problem := text_problem(label)):
+        report.error(node_id, "label", "INVALID_LABEL", f"The label {problem}.")
+    if has_nul(graph.nodes[node_id]):
+        report.error(node_id, None, "INVALID_TEXT", "The node contains the character U+0000; remove it.")
 
 
 def _reachable(graph: Graph, start: str) -> set[str]:
@@ -150,16 +175,26 @@ def _check_config(
                     node_id,
                     config_field.name,
                     "REQUIRED",
-                    f"{config_field.label} is required. {config_field.help}".strip(),
+                    f"{config_field.label} is required.",  # the form shows the help beside it
                 )
             continue
-        text = raw if isinstance(raw, str) else None
-        refs = find_references(text, context.labels) if text is not None else []
+        refs = [ref for text in _texts(raw) for ref in find_references(text, context.labels)]
         for ref in refs:
             _check_reference(graph, node_id, config_field.name, ref, context, report)
         problem = field_problem(config_field, raw)
         if problem is not None:
             report.error(node_id, config_field.name, *problem)
+
+
+def _texts(raw: Any) -> list[str]:
+    """Every text in a field's value: references may sit in an object's values (headers, a body)."""
+    if isinstance(raw, str):
+        return [raw]
+    if isinstance(raw, list):
+        return [t for item in raw for t in _texts(item)]
+    if isinstance(raw, dict):
+        return [t for item in raw.values() for t in _texts(item)]
+    return []
 
 
 def field_problem(config_field: ConfigField, raw: Any) -> tuple[str, str] | None:
@@ -188,7 +223,8 @@ def field_problem(config_field: ConfigField, raw: Any) -> tuple[str, str] | None
         except CodedError as exc:
             return exc.code, exc.message
         return None
-    if tokens or config_field.check is None:
+    # A pairs object keeps its shape and names whatever its values reference, so it is always checked.
+    if (tokens and config_field.kind != "pairs") or config_field.check is None:
         return None
     try:
         config_field.check(raw)
@@ -207,6 +243,14 @@ def _check_reference(
     if ref.node_id == SYSTEM_NODE_ID:
         if len(steps) != 1 or steps[0] not in SYSTEM_FIELDS:
             report.error(node_id, field_name, "REFERENCE_UNKNOWN_FIELD", f"{ref.token}: the system has no such field.")
+        return
+    if ref.node_id == SECRETS_NODE_ID:
+        if len(steps) != 1 or not isinstance(steps[0], str) or not SECRET_NAME_RE.match(steps[0]):
+            report.error(
+                node_id, field_name, "REFERENCE_INVALID",
+                f"{ref.token}: a secret is named with letters, digits and _ (1–64), "
+                "e.g. <<@__secrets:Secrets.API_KEY>>.",
+            )
         return
     if ref.node_id not in graph.nodes:
         report.error(

@@ -17,6 +17,7 @@ from django.utils import timezone
 from keeperstate.engine.schedules import schedule_of
 from keeperstate.executions.service import record_skipped, start_run
 from keeperstate.models import Workflow, WorkflowExecution
+from keeperstate.ratelimits import Throttled
 
 logger = logging.getLogger(__name__)
 
@@ -73,5 +74,9 @@ def _take_due(now: datetime) -> int:
                     start_run(workflow, run_input, trigger=trigger, scheduled_for=tick, background=True)
         except IntegrityError:
             logger.info("tick %s of workflow %s already has its execution", tick.isoformat(), workflow.pk)
+        except Throttled:
+            # The organization is at its runs per minute: this tick is not run (the next one is).
+            logger.warning("tick %s of workflow %s not run: organization over its runs per minute",
+                           tick.isoformat(), workflow.pk)
         Workflow.objects.filter(pk=workflow.pk).update(next_run_at=schedule.next_after(max(now, tick)))
     return len(due)

@@ -23,6 +23,7 @@ from keeperstate.engine.runner import RunOutcome, check_input, run_graph
 from keeperstate.errors import CodedError
 from keeperstate.executions.liveness import heartbeating
 from keeperstate.models import Workflow, WorkflowExecution
+from keeperstate.ratelimits import check_org_run_rate
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +78,7 @@ def start_run(
     run_input = check_input(run_input)
     if idempotency_key is not None and (earlier := _by_idempotency_key(workflow, idempotency_key)) is not None:
         return Started(earlier, replayed=True)
+    check_org_run_rate(workflow.organization_id)  # 429 THROTTLED past the organization's runs per minute
     now = timezone.now()
     execution = WorkflowExecution(
         workflow=workflow,

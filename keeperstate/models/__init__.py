@@ -1,4 +1,8 @@
+from keeperstate.models.audit import AuditEvent
+from keeperstate.models.demo import DemoAlert
 from keeperstate.models.org import Membership, Organization
+from keeperstate.models.ratelimit import RateCounter
+from keeperstate.models.secret import OrganizationSecret
 from keeperstate.models.seeding import DemoSeed
 from keeperstate.models.state import (
     OrganizationStateUsage,
@@ -8,12 +12,18 @@ from keeperstate.models.state import (
     WorkflowStateTombstone,
     WorkflowStateUsage,
 )
+from keeperstate.models.tokens import ApiToken
 from keeperstate.models.workflow import Workflow, WorkflowExecution
 
 __all__ = [
+    "ApiToken",
+    "AuditEvent",
+    "DemoAlert",
     "DemoSeed",
+    "RateCounter",
     "Membership",
     "Organization",
+    "OrganizationSecret",
     "OrganizationStateUsage",
     "StateSetting",
     "Workflow",

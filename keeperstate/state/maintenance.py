@@ -16,6 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 
+from keeperstate.audit import audit
 from keeperstate.models import WorkflowState
 from keeperstate.state.db import logged_delete_sql, storage_errors
 from keeperstate.state.values import encode_value
@@ -51,12 +52,20 @@ def admin_update(*, state_id: int, value: Any, expires_at: datetime | None, acto
             value=value, expires_at=expires_at, updated_by_execution=None
         )
         if updated:
-            row = WorkflowState.objects.values_list("workflow_id", "key", "version").get(pk=state_id)
-            cursor.execute(NAME_ACTOR_SQL, {"actor": actor, "wf": row[0], "key": row[1], "version": row[2]})
+            row = WorkflowState.objects.get(pk=state_id)
+            # The version the update made names its history event: the admin made it.
+            names: dict[str, Any] = {"actor": actor, "wf": row.workflow_id, "key": row.key, "version": row.version}
+            cursor.execute(NAME_ACTOR_SQL, names)
+            audit("state.update", organization=row.organization_id, target=row,
+                  details={"workflow": str(row.workflow_id), "key": row.key, "version": row.version,
+                           "expiresAt": expires_at.isoformat() if expires_at else None})
 
 
 def admin_delete(*, state_ids: list[int], actor: str) -> int:
-    with storage_errors("delete"), connection.cursor() as cursor:
+    with storage_errors("delete"), transaction.atomic(), connection.cursor() as cursor:
+        for row in WorkflowState.objects.filter(pk__in=state_ids):
+            audit("state.delete", organization=row.organization_id, target=row,
+                  details={"workflow": str(row.workflow_id), "key": row.key, "version": row.version})
         cursor.execute(ADMIN_DELETE_SQL, {"ids": list(state_ids), "actor": actor, "execution": None})
         return len(cursor.fetchall())
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from django.conf import settings
 
+from keeperstate.inputs import text_problem
 from keeperstate.state.errors import (
     StateInvalidExpectedVersion,
     StateInvalidKey,
@@ -22,15 +23,15 @@ from keeperstate.state.errors import (
 )
 
 MAX_SAFE_INTEGER = 2**53 - 1
+MAX_BIGINT = 2**63 - 1
 # json.dumps writes U+0000 as the escape \u0000; an escaped backslash followed by "u0000" is
 # text the user typed and is fine, hence the even run of backslashes before it.
-# Unicode category Cc (control characters) is exactly these two ranges.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 
 
 def normalize_key(key: Any) -> str:
-    """A key is text of 1–256 characters after trimming, without control characters."""
+    """A key is text of 1–256 characters after trimming, every character visible: no controls,
+    format or separator characters (keeperstate.inputs.text_problem)."""
     if isinstance(key, bool) or not isinstance(key, str | int):
         raise StateInvalidKey("The state key must be text, for example 'cursor'.", field="key")
     text = str(key).strip()
@@ -41,11 +42,10 @@ def normalize_key(key: Any) -> str:
         raise StateInvalidKey(
             f"The state key is {len(text)} characters long; keys are at most {limit} characters.", field="key"
         )
-    if _CONTROL.search(text):
-        raise StateInvalidKey(
-            "The state key contains a control character (such as a newline or tab). Use printable text.",
-            field="key",
-        )
+    if problem := text_problem(text):
+        # Controls, invisible and direction-changing characters (Cc, Cf, Zl, Zp): a key that
+        # shows blank or reversed in the State panel and admin cannot be told from another.
+        raise StateInvalidKey(f"The state key {problem}, such as 'cursor'.", field="key")
     return text
 
 
@@ -123,8 +123,8 @@ def encode_value(value: Any) -> str:
     limit = settings.KEEPERSTATE_MAX_VALUE_BYTES
     if size > limit:
         raise StateValueTooLarge(
-            f"The value is {size} bytes of JSON; state holds at most {limit} bytes per key. Keep cursors "
-            "and markers in state and large payloads elsewhere (Database Query or HTTP Request).",
+            f"The value is {size} bytes of JSON; state holds at most {limit} bytes per key. Keep cursors, "
+            "ids and markers in state; fetch a large payload with an HTTP Request when a run needs it.",
             details={"size": size, "limit": limit},
             field="value",
         )
@@ -156,7 +156,9 @@ def parse_expected_version(expected: Any) -> int | None:
     if expected is None or (isinstance(expected, str) and not expected.strip()):
         return None
     version = _whole_number(expected)
-    if version is None or version < 0:
+    # Versions are Postgres bigints: a number past 2^63 − 1 can never match, so it is a mistake
+    # to report, not a conflict to retry.
+    if version is None or version < 0 or version > MAX_BIGINT:
         raise StateInvalidExpectedVersion(
             f"expectedVersion must be a whole number, 0 or more (got {expected!r}): pass the version "
             "returned by State Get, or 0 to write only if the key does not exist.",

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from keeperstate.executions import run_workflow
+from keeperstate.tokens import create_token
 from tests.factories import make_user
 
 
@@ -25,8 +25,8 @@ def json_client(**kwargs) -> APIClient:
 
 def token_client(user) -> APIClient:
     client = json_client()
-    token, _ = Token.objects.get_or_create(user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    _, token = create_token(user, name="tests")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     return client
 
 

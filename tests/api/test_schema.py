@@ -21,6 +21,12 @@ DESIGN_PATHS = {
     "/api/executions/{id}/": {"get"},
     "/api/workflows/{id}/executions/": {"get"},
     "/api/execute/node/": {"post"},
+    "/api/secrets/": {"get"},
+    "/api/secrets/{name}/": {"put", "delete"},
+    # DESIGN.md §13: tokens (named, expiring, revocable) and the audit log
+    "/api/tokens/": {"get", "post"},
+    "/api/tokens/{prefix}/": {"delete"},
+    "/api/audit/": {"get"},
 }
 
 
@@ -96,4 +102,10 @@ def test_docs_page_is_served_from_local_static_files(anonymous):
     assert response.status_code == 200
     assert "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in page
     assert "https://" not in page.split("<body", 1)[0]  # nothing fetched from a CDN
-    assert "/api/schema/" in page
+    # No inline script or style (the CSP allows neither): the init script is its own URL.
+    assert '<script src="/api/docs/?script="></script>' in page
+    assert "<style" not in page
+    assert "<script>" not in page
+    script = anonymous.get("/api/docs/?script=")
+    assert script.status_code == 200
+    assert "/api/schema/" in script.content.decode()

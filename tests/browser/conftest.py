@@ -46,9 +46,14 @@ def page(browser, live_server):
     page.set_default_timeout(10_000)
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
+    # Every page runs under the site's Content-Security-Policy: Chromium reports what it refused
+    # on the console, and a refusal is a broken feature (an inline script or handler).
+    violations: list[str] = []
+    page.on("console", lambda msg: violations.append(msg.text) if "Content Security Policy" in msg.text else None)
     yield page
     context.close()
     assert errors == [], f"JavaScript errors in the page: {errors}"
+    assert violations == [], f"CSP violations in the page: {violations}"
 
 
 @pytest.fixture

@@ -7,6 +7,15 @@ import re
 from playwright.sync_api import Locator, Page, expect
 
 
+def log_in_as(page: Page, username: str) -> None:
+    """Log in with the test password of `username` (tests.factories.make_user)."""
+    page.goto("/accounts/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(f"pw-{username}")
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url("**/builder/")
+
+
 def create_workflow(page: Page, name: str) -> None:
     page.goto("/builder/")
     page.get_by_label("Name").fill(name)
@@ -100,3 +109,29 @@ def show_state(page: Page) -> None:
 def state_row(page: Page, key: str) -> Locator:
     """A live key's row in the State panel (a <details>: its summary expands the history)."""
     return page.locator(f'#state-entries .state-entry[data-state-key="{key}"]')
+
+
+def boxes(page: Page) -> dict[str, dict]:
+    """Every card's bounding box on the screen, by node id."""
+    return {
+        node_id: page.locator(f'.node[data-node-id="{node_id}"]').bounding_box()
+        for node_id in page.eval_on_selector_all(".node", "cards => cards.map(c => c.dataset.nodeId)")
+    }
+
+
+def overlapping(a: dict, b: dict) -> bool:
+    return a["x"] < b["x"] + b["width"] and b["x"] < a["x"] + a["width"] and \
+        a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"]
+
+
+def inside(box: dict, frame: dict) -> bool:
+    return box["x"] >= frame["x"] and box["y"] >= frame["y"] and \
+        box["x"] + box["width"] <= frame["x"] + frame["width"] and \
+        box["y"] + box["height"] <= frame["y"] + frame["height"]
+
+
+def accept_next_dialog(page: Page) -> list[str]:
+    """Accept the next confirm() and keep its message."""
+    messages: list[str] = []
+    page.once("dialog", lambda dialog: (messages.append(dialog.message), dialog.accept()))
+    return messages

@@ -67,10 +67,15 @@ def test_deleting_a_node_marks_the_references_to_it(author_page, monitor):
     page = author_page
     open_editor(page, monitor.id)
     select_node(page, "state-get-1")
+    asked: list[str] = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
 
     page.locator("#btn-delete-node").click()
 
+    # the editor asked first, naming the nodes that reference it
     expect(card(page, "state-get-1")).to_have_count(0)
+    assert "referenced by" in asked[0]
+    assert "New block?, State Set" in asked[0]
     select_node(page, "state-set-1")
     missing = field_box(page, "expectedVersion").locator(".ref-badge.missing")
     expect(missing).to_contain_text("node deleted")
@@ -179,3 +184,51 @@ def test_nodes_can_be_selected_and_deleted_from_the_keyboard(author_page, monito
     expect(card(page, "state-set-1")).to_have_count(0)
     expect(page.locator(".edge")).to_have_count(2)
     expect(page.locator("#status")).to_contain_text("Deleted State Set")
+
+
+def test_escape_closes_the_menu_and_a_new_at_sign_reopens_it(author_page, monitor):
+    page = author_page
+    open_editor(page, monitor.id)
+    select_node(page, "state-set-1")
+    key = field(page, "key")
+    key.fill("")
+
+    key.press_sequentially("@")
+    expect(menu(page)).to_be_visible()
+    key.press("Escape")
+    expect(menu(page)).to_be_hidden()
+    key.press_sequentially("cur")  # still the dismissed @: the list stays closed
+    expect(menu(page)).to_be_hidden()
+
+    key.press_sequentially(" @")
+
+    expect(menu(page)).to_be_visible()
+    expect(menu(page).locator(".ref-option").first).to_be_visible()
+
+
+def test_placeholders_read_as_examples_and_errors_do_not_repeat_the_help(author_page, monitor):
+    page = author_page
+    open_editor(page, monitor.id)
+    select_node(page, "state-get-1")
+
+    expect(field(page, "key")).to_have_attribute("placeholder", "e.g. cursor")
+    field(page, "key").fill("")
+    field(page, "key").blur()
+
+    errors = field_box(page, "key").locator(".field-errors")
+    expect(errors).to_have_text("Key is required: enter a value or pick one with @.")
+    help_text = field_box(page, "key").locator(".help").text_content()
+    assert help_text
+    assert help_text not in (errors.text_content() or "")
+
+
+def test_a_long_status_is_cut_and_whole_on_hover(author_page, monitor):
+    page = author_page
+    open_editor(page, monitor.id)
+    select_node(page, "condition-1")
+
+    page.locator('.palette-entry[data-entry-id="State Get"]').click()
+
+    status = page.locator("#status")
+    expect(status).to_contain_text("Connect it: click the true or false handle")
+    assert status.get_attribute("title") == status.text_content()

@@ -62,7 +62,8 @@ def test_two_runs_of_the_monitor_show_the_cursor_and_its_history(author_page, mo
     expect(page.locator("#state-usage")).to_contain_text("This workflow: 1 of 100 keys")
     expect(page.locator("#state-usage")).to_contain_text("Organization: 1 of 10,000 keys · 3 bytes of 50 MB")
 
-    # and its history, newest first, once expanded
+    # and its history, newest first, once expanded (Run showed its results: back to State)
+    show_state(page)
     cursor.locator("summary").click()
     expect(cursor.locator(".state-history")).to_have_attribute("data-loaded", "true")
     update, insert = cursor.locator(".history-item").all()
@@ -107,7 +108,7 @@ def test_a_lost_compare_and_set_follows_the_conflict_branch(author_page, org, us
     field(page, "onConflict").select_option("branch")
 
     # and adds a State Set "lost" on its conflict handle, valued with the @ menu
-    page.locator("#canvas-inner").click(position={"x": 600, "y": 40})  # nothing selected: added unconnected
+    page.locator("#canvas").click(position={"x": 8, "y": 8})  # nothing selected: added unconnected
     add_from_palette(page, "State Set", "state-set-2")
     expect(page.locator(".edge")).to_have_count(1)
     card(page, "state-set-1").locator('.handle.out[data-handle="conflict"]').click()
@@ -163,6 +164,7 @@ def test_state_increment_from_the_palette_counts_runs(author_page):
 
     hits = state_row(page, "hits")
     expect(hits.locator(".state-version")).to_have_text("v3")
+    show_state(page)  # Run showed its results
     hits.locator("summary").click()
     expect(hits.locator(".history-item")).to_have_count(3)
     expect(hits.locator(".history-item").first.locator(".history-change")).to_have_text("2 → 3")

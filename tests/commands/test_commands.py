@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from keeperstate.demo import MONITOR_NAME, block_monitor_graph, ensure_demo
+from keeperstate.demo import MONITOR_NAME, block_monitor_graph, ensure_demo, live_block_monitor_graph
 from keeperstate.models import Membership, Workflow, WorkflowState
 from keeperstate.state.store import state_set
 
@@ -30,7 +30,7 @@ def test_ensure_demo_creates_org_user_and_monitor_once():
     assert user.check_password("keeperstate-demo")
     assert Membership.objects.get(user=user, organization=org).role == "owner"
     assert workflow.name == MONITOR_NAME
-    assert (workflow.nodes, workflow.edges) == block_monitor_graph()
+    assert (workflow.nodes, workflow.edges) == live_block_monitor_graph()
 
 
 def test_ensure_demo_without_password_leaves_login_disabled():
@@ -40,7 +40,9 @@ def test_ensure_demo_without_password_leaves_login_disabled():
 
 
 def test_run_workflow_by_id_prints_node_results():
-    _org, _user, workflow = ensure_demo()
+    org, user, _demo = ensure_demo()
+    nodes, edges = block_monitor_graph()
+    workflow = Workflow.objects.create(organization=org, name="By input", nodes=nodes, edges=edges, created_by=user)
 
     first = json.loads(run("run_workflow", str(workflow.id), "--input", '{"block": 100}'))
     second = json.loads(run("run_workflow", str(workflow.id), "--input", '{"block": 101}'))
@@ -66,7 +68,9 @@ def test_run_workflow_from_a_graph_file_keeps_state_between_runs(tmp_path):
 
 
 def test_run_workflow_exits_nonzero_when_a_node_fails():
-    _org, _user, workflow = ensure_demo()
+    org, user, _demo = ensure_demo()
+    nodes, edges = block_monitor_graph()
+    workflow = Workflow.objects.create(organization=org, name="By input", nodes=nodes, edges=edges, created_by=user)
 
     with pytest.raises(CommandError, match="failed"):
         run("run_workflow", str(workflow.id), "--input", '{"nope": 1}')

@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 
-from keeperstate.demo import DEMO_WORKFLOWS, MONITOR_NAME, DemoWorkflow, block_monitor_graph, seed_demo
+from keeperstate.demo import (
+    ALERTS_SEED,
+    DEMO_WORKFLOWS,
+    LIVE_MONITOR_SEED,
+    MONITOR_NAME,
+    DemoWorkflow,
+    block_monitor_graph,
+    seed_demo,
+)
 from keeperstate.engine.validation import validate_graph
 from keeperstate.models import DemoSeed, Workflow
 from keeperstate.workflows import workflow_hard_delete
@@ -79,7 +87,9 @@ def test_a_database_seeded_before_markers_adopts_its_demo_instead_of_duplicating
     user.refresh_from_db()
     assert user.check_password("changed before the upgrade")
     assert Workflow.objects.filter(name=MONITOR_NAME).count() == 1
-    assert set(again.created) == {"organization", "user", *(w.key for w in DEMO_WORKFLOWS)}
+    # (and the pieces the live monitor brought: its alerts secret, the one-time upgrade marker)
+    pieces = {"organization", "user", *(w.key for w in DEMO_WORKFLOWS), ALERTS_SEED, LIVE_MONITOR_SEED}
+    assert set(again.created) == pieces
 
 
 def test_without_the_embedded_database_the_demo_user_cannot_log_in_until_given_a_password():
@@ -96,3 +106,13 @@ def test_the_demo_heartbeat_is_scheduled_and_active():
     assert heartbeat.active is True
     assert heartbeat.next_run_at is not None
     assert validate_graph(heartbeat.nodes, heartbeat.edges).valid
+
+
+def test_the_demo_block_monitor_watches_the_feed_by_itself():
+    monitor = seed_demo(password=None).monitor
+
+    assert monitor is not None
+    assert monitor.active is True
+    assert monitor.next_run_at is not None
+    trigger = next(n for n in monitor.nodes if n["type"] == "trigger")
+    assert trigger["data"]["config"]["triggerType"] == "Schedule"

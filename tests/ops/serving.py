@@ -50,6 +50,8 @@ def postmaster_pid(data_dir: Path) -> int | None:
 
 
 def alive(pid: int) -> bool:
+    if pid <= 0:  # postmaster.pid of a standalone backend (initdb)
+        return False
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.Error:

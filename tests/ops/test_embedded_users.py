@@ -18,19 +18,12 @@ from tests.ops.serving import (
     own_embedded_server,
     pid_list,
     postmaster_pid,
-    stop_embedded_postgres,
     wait_until,
 )
 
 pytestmark = own_embedded_server
 
 CONNECT = "from django.db import connection; connection.ensure_connection(); print('connected', flush=True)"
-
-
-@pytest.fixture
-def data_dir(tmp_path):
-    yield tmp_path
-    stop_embedded_postgres(tmp_path)
 
 
 def test_a_killed_user_does_not_keep_the_embedded_server_running(data_dir):
@@ -74,8 +67,6 @@ def _answers(port: int) -> bool:
 
 @pytest.mark.parametrize("when", ["starting", "running"])
 def test_the_worker_leaves_and_stops_the_embedded_server_on_sigterm(data_dir, when):
-    migrate = Managed("migrate", "--verbosity", "0", data_dir=data_dir)
-    assert migrate.stop(sig=0, timeout=180) == 0, migrate.output()
     worker = Managed("worker", data_dir=data_dir)
     worker.wait_for_line("scheduler, housekeeping", 60)
     if when == "running":  # Procrastinate's own handler has taken over: it stops gracefully

@@ -1,3 +1,10 @@
 """Every action module registers itself on import; list new ones here."""
 
-from keeperstate.engine.actions import condition, state_delete, state_get, state_increment, state_set  # noqa: F401
+from keeperstate.engine.actions import (  # noqa: F401
+    condition,
+    http_request,
+    state_delete,
+    state_get,
+    state_increment,
+    state_set,
+)

@@ -7,7 +7,7 @@ from typing import Any
 from keeperstate.engine.actions.state_get import KEY_FIELD
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.registry import ActionDefinition, ConfigField, ConfigInvalid, OutputField, register
-from keeperstate.state.errors import StateVersionConflict
+from keeperstate.state.errors import StateInvalidValue, StateVersionConflict
 from keeperstate.state.store import state_set
 from keeperstate.state.values import check_value, normalize_key, parse_expected_version, parse_ttl
 
@@ -68,6 +68,12 @@ def run_state_set(config: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
     # The resolver already typed the value: text coerced as editor text, a whole-field reference
     # kept with its own JSON type (see the "json" field kind).
     branch = _on_conflict(config.get("onConflict")) == "branch"
+    if ctx.secrets.contains_used(config.get("value")):
+        raise StateInvalidValue(
+            "The value contains a secret of your organization; state is shown in the editor and admin, so "
+            "secrets cannot be stored in it. Store a marker or an id instead, and reference the secret "
+            "where it is used."
+        )
     try:
         write = state_set(
             scope=ctx.state_scope(),

@@ -11,6 +11,7 @@ embedded Postgres, when no other process still uses it.
 from __future__ import annotations
 
 import http.client
+import os
 import socket
 import sys
 import time
@@ -23,7 +24,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db import connections
 
 from keeperstate import database
-from keeperstate.demo import DEMO_PASSWORD, DEMO_USERNAME, seed_demo
+from keeperstate.demo import DEMO_PASSWORD, DEMO_USERNAME, point_demo_at, seed_demo
 from keeperstate.supervisor import ChildSpec, GaveUp, Supervisor
 
 READY_TIMEOUT_SECONDS = 60.0
@@ -74,6 +75,17 @@ def bind(host: str, port: int) -> socket.socket:
     return listener
 
 
+def allow_own_address(base_url: str) -> None:
+    """Allow HTTP Request to reach this site itself, in this process and the processes it starts
+    (KEEPERSTATE_HTTP_ALLOW gains its ``host:port``), so the demo monitor can call the demo feed
+    and alerts endpoints served here. Only that port: the rest of the machine stays blocked."""
+    own = base_url.split("://", 1)[1]
+    allowed = [h for h in os.environ.get("KEEPERSTATE_HTTP_ALLOW", "").split(",") if h.strip()]
+    if own not in allowed:
+        os.environ["KEEPERSTATE_HTTP_ALLOW"] = ",".join([*allowed, own])
+        settings.KEEPERSTATE_HTTP_ALLOW = [*settings.KEEPERSTATE_HTTP_ALLOW, own]
+
+
 class Command(BaseCommand):
     help = (
         "Migrate, seed the demo once, and run the site under gunicorn plus one worker, supervised. "
@@ -94,11 +106,12 @@ class Command(BaseCommand):
             sys.stderr.write(f"KeeperState cannot start: {exc}\n")
             sys.exit(1)  # through atexit: this process leaves the embedded server's list of users
         base = browse_url(host, port)
+        allow_own_address(base)  # before the children start: they inherit the environment
         self.stdout.write("KeeperState is starting: migrating, collecting static files, starting its processes…")
         try:
             call_command("migrate", interactive=False, verbosity=0)
             call_command("collectstatic", interactive=False, verbosity=0)
-            demo_lines = [] if options["no_demo"] else self._seed()
+            demo_lines = [] if options["no_demo"] else self._seed(base)
         except KeyboardInterrupt:
             self.stdout.write("KeeperState stopped before it started.")
             return
@@ -146,10 +159,12 @@ class Command(BaseCommand):
             children.append(ChildSpec("worker", [sys.executable, str(settings.BASE_DIR / "manage.py"), "worker"]))
         return children
 
-    def _seed(self) -> list[str]:
+    def _seed(self, base: str) -> list[str]:
         embedded = database.using_embedded()
-        demo = seed_demo(password=DEMO_PASSWORD if embedded else None)
+        demo = seed_demo(password=DEMO_PASSWORD if embedded else None, base_url=base)
+        point_demo_at(base)
         lines = [f"  demo workflow:  '{wf.name}' ({wf.id})" for wf in demo.workflows.values() if wf is not None]
+        lines.append(f"  demo alerts:    {base}/demo/alerts/  (block feed: {base}/demo/feed/)")
         user = demo.user
         if user is None:
             return lines
@@ -169,10 +184,10 @@ class Command(BaseCommand):
                 raise StartFailed(f"the {child.spec.name} exited with code {child.exit_code} while starting")
             connection = http.client.HTTPConnection(target, port, timeout=2)
             try:
-                connection.request("GET", "/accounts/login/")
+                connection.request("GET", "/healthz")
                 connection.getresponse().read()
                 return  # any answer: gunicorn is serving
-            except OSError:
+            except (OSError, http.client.HTTPException):  # not listening yet, or closed on us
                 time.sleep(0.2)
             finally:
                 connection.close()

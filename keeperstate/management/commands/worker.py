@@ -119,8 +119,9 @@ async def _every(seconds: float, step: Callable[[], Any]) -> None:
     while True:
         try:
             await step()
-        except DatabaseError:
-            logger.warning("the database is unavailable; the worker keeps trying", exc_info=True)
+        except DatabaseError as exc:
+            # one line per attempt during an outage, not a traceback each
+            logger.warning("the database is unavailable (%s); the worker keeps trying", type(exc).__name__)
         except Exception:
             logger.exception("a scheduler or housekeeping step failed; trying again")
         await asyncio.sleep(seconds)

@@ -30,6 +30,8 @@ export class ReferenceAutocomplete {
   }
 
   attach(input) {
+    // ARIA 1.2 combobox: a text field that controls a listbox (aria-expanded is only allowed there)
+    input.setAttribute("role", "combobox");
     input.setAttribute("aria-autocomplete", "list");
     input.setAttribute("aria-controls", "ref-menu");
     input.setAttribute("aria-expanded", "false");
@@ -78,7 +80,9 @@ export class ReferenceAutocomplete {
     this.loading = true;
     const state = this.editor.state;
     const nodeId = this.editor.selectedNodeId();
-    const { ok, data } = await postJSON(this.editor.urls.references, { nodes: state.nodes, edges: state.edges, nodeId });
+    // workflowId: the server adds the organization's secret names and the fields of the last run's answers.
+    const workflowId = document.getElementById("editor-root")?.dataset.workflowId;
+    const { ok, data } = await postJSON(this.editor.urls.references, { nodes: state.nodes, edges: state.edges, nodeId, workflowId });
     if (seq !== this.seq) return;
     this.loading = false;
     if (ok) this.sources = data.sources;
@@ -135,7 +139,7 @@ export class ReferenceAutocomplete {
           title.textContent = item.source.label;
           const meta = document.createElement("span");
           meta.className = "ref-group-meta";
-          meta.textContent = item.source.kind === "system" ? "built-in" : item.source.nodeId;
+          meta.textContent = { system: "built-in", secrets: "organization, value hidden" }[item.source.kind] || item.source.nodeId;
           head.append(title, meta);
           menu.append(head);
         }

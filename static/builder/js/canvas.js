@@ -1,12 +1,19 @@
-// The graph drawing: absolutely positioned node cards, SVG edges, drag to move, handles to
-// connect. The canvas only draws and reports gestures; the editor owns the graph.
+// The graph drawing: node cards and SVG edges on a plane the author pans (drag the background,
+// arrow keys) and zooms (wheel, buttons, + and -), with "fit" to bring every node into view. The
+// canvas draws the store's document and reports gestures to the editor; it changes nothing itself.
 
 import { isTrigger, nodeConfig, nodeLabel } from "./graph.js";
-import { richText } from "./tokens.js";
+import { boundsOf, CARD_WIDTH } from "./layout.js";
+import { findTokens, richText } from "./tokens.js";
 
-const PAD = 40;
 const SVG_NS = "http://www.w3.org/2000/svg";
 const DRAG_THRESHOLD = 4;
+const MIN_ZOOM = 0.3;
+const MAX_ZOOM = 1.6;
+const ZOOM_STEP = 1.2;
+const FIT_MARGIN = 32;
+const PAN_STEP = 60;
+const EDGE_PAD = 400; // room around the graph in the edge layer for curves that bulge out
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -26,84 +33,115 @@ function asText(value) {
   return typeof value === "string" ? value : JSON.stringify(value);
 }
 
+function clamp(value, low, high) {
+  return Math.min(high, Math.max(low, value));
+}
+
 export class Canvas {
   constructor(editor) {
     this.editor = editor;
     this.root = document.getElementById("canvas");
     this.inner = document.getElementById("canvas-inner");
     this.svg = document.getElementById("edges");
+    this.zoomLabel = document.getElementById("zoom-level");
     this.cards = new Map();
     this.drag = null;
-    this.inner.addEventListener("pointerdown", (e) => this.onPointerDown(e));
+    this.view = { x: 40, y: 40, zoom: 1 };
+    this.root.addEventListener("pointerdown", (e) => this.onPointerDown(e));
     window.addEventListener("pointermove", (e) => this.onPointerMove(e));
     window.addEventListener("pointerup", (e) => this.onPointerUp(e));
-    this.inner.addEventListener("click", (e) => this.onClick(e));
-    this.inner.addEventListener("keydown", (e) => {
-      // Enter or Space on a focused card selects it (or ends a connection there).
-      if ((e.key === "Enter" || e.key === " ") && e.target.classList?.contains("node")) {
-        e.preventDefault();
-        this.editor.nodeClicked(e.target.dataset.nodeId);
-      }
-    });
+    this.root.addEventListener("wheel", (e) => this.onWheel(e), { passive: false });
+    this.root.addEventListener("click", (e) => this.onClick(e));
+    this.root.addEventListener("keydown", (e) => this.onKeyDown(e));
   }
 
+  get store() {
+    return this.editor.store;
+  }
+
+  // --- drawing -------------------------------------------------------------------------
+
   render() {
-    // Cards are rebuilt: keep the keyboard focus on the same node across the rebuild.
-    const focused = document.activeElement?.closest?.(".node")?.dataset.nodeId;
+    // Cards are rebuilt: keep the keyboard focus on the same node or edge across the rebuild.
+    const active = document.activeElement;
+    const focusedNode = active?.closest?.(".node")?.dataset.nodeId;
+    const focusedEdge = active?.closest?.(".edge")?.dataset.edgeId;
     for (const card of this.cards.values()) card.remove();
     this.cards.clear();
-    for (const node of this.editor.state.nodes) {
-      const card = this.card(node);
+    const stale = this.store.runIsStale();
+    this.root.classList.toggle("run-stale", stale);
+    this.root.classList.toggle("connecting", Boolean(this.store.ui.connectFrom));
+    for (const node of this.store.doc.nodes) {
+      const card = this.card(node, stale);
       this.cards.set(node.id, card);
       this.inner.append(card);
     }
-    this.resize();
     this.renderEdges();
-    if (focused && this.cards.has(focused)) this.cards.get(focused).focus({ preventScroll: true });
+    this.applyView();
+    if (focusedNode && this.cards.has(focusedNode)) this.cards.get(focusedNode).focus({ preventScroll: true });
+    if (focusedEdge) this.svg.querySelector(`.edge[data-edge-id="${CSS.escape(focusedEdge)}"]`)?.focus({ preventScroll: true });
   }
 
-  card(node) {
-    const state = this.editor.state;
+  card(node, stale) {
+    const ui = this.store.ui;
     const def = this.editor.definitionOf(node);
     const trigger = isTrigger(node);
     const card = el("div", "node");
     card.dataset.nodeId = node.id;
     card.classList.toggle("trigger", trigger);
     card.classList.toggle("unknown", !def);
-    card.classList.toggle("selected", state.selected?.kind === "node" && state.selected.id === node.id);
-    card.classList.toggle("connect-source", state.connectFrom?.nodeId === node.id);
+    card.classList.toggle("selected", ui.selected?.kind === "node" && ui.selected.id === node.id);
+    card.classList.toggle("connect-source", ui.connectFrom?.nodeId === node.id);
     const pos = node.position || { x: 0, y: 0 };
-    card.style.left = `${pos.x + PAD}px`;
-    card.style.top = `${pos.y + PAD}px`;
-    card.setAttribute("role", "button");
+    card.style.left = `${pos.x}px`;
+    card.style.top = `${pos.y}px`;
+    card.style.width = `${CARD_WIDTH}px`;
+    // A group, not a button: the card holds its own handle buttons, and controls must not nest.
+    // Focusable all the same: Enter or Space selects it, Delete removes it.
+    card.setAttribute("role", "group");
+    card.setAttribute("aria-roledescription", "node");
     card.tabIndex = 0;
-    card.setAttribute("aria-label", `${nodeLabel(node)} (${def ? def.label : "unknown action"})`);
 
     if (!trigger) card.append(el("div", "handle in"));
     const head = el("div", "node-head");
     const icon = el("span", `icon icon-${def ? def.icon : "missing"}`);
-    icon.innerHTML = def ? def.iconSvg : "";
-    head.append(icon, el("span", "node-label", nodeLabel(node)));
+    icon.innerHTML = def ? def.iconSvg : ""; // the registry's own SVG files, not user input
+    icon.setAttribute("aria-hidden", "true");
+    const label = el("span", "node-label", nodeLabel(node));
+    label.title = nodeLabel(node);
+    head.append(icon, label);
     card.append(head);
     const typeText = trigger ? `${def ? def.label : "?"} trigger` : def ? def.label : `Unknown: ${nodeConfig(node).actionType}`;
     card.append(el("div", "node-type", `${typeText} · ${node.id}`));
-    card.append(this.summary(node, def));
+    const { box: summary, broken } = this.summary(node, def);
+    card.append(summary);
 
+    const notes = [];
     const problems = this.editor.problemsOf(node.id);
     if (problems.errors) {
       card.classList.add("has-error");
       card.append(el("div", "node-problems", `${problems.errors} problem${problems.errors > 1 ? "s" : ""}`));
+      notes.push(`${problems.errors} problems`);
     } else if (problems.warnings) {
       card.classList.add("has-warning");
       card.append(el("div", "node-problems warning", `${problems.warnings} warning${problems.warnings > 1 ? "s" : ""}`));
     }
-    const result = state.run?.nodeResults?.[node.id];
+    if (broken) {
+      card.classList.add("has-broken-reference");
+      notes.push("a reference to a deleted node");
+    }
+    const result = ui.run?.nodeResults?.[node.id];
     if (result) {
       const kind = result.skipped ? "skipped" : result.success ? "ok" : "fail";
       card.classList.add(`ran-${kind}`);
-      const text = result.skipped ? "skipped" : result.success ? "✓ ran" : `✗ ${result.code || "failed"}`;
-      card.append(el("div", `node-result ${kind}`, text));
+      let text = result.skipped ? "skipped" : result.success ? "✓ ran" : `✗ ${result.code || "failed"}`;
+      if (stale) text += " (before your edits)";
+      const mark = el("div", `node-result ${kind}`, text);
+      mark.title = stale ? "From the run shown in Runs, made before the graph changed." : "";
+      card.append(mark);
+      notes.push(`last run: ${text}`);
     }
+    card.setAttribute("aria-label", [`${nodeLabel(node)} (${def ? def.label : "unknown action"})`, ...notes].join(", "));
 
     const outs = el("div", "node-outs");
     const handles = def && def.sourceHandles && def.sourceHandles.length ? def.sourceHandles : [""];
@@ -119,67 +157,197 @@ export class Canvas {
     return card;
   }
 
+  // Each filled field with its references as badges; long text is cut with an ellipsis and shown
+  // whole on hover. Returns whether a reference names a node that is gone.
   summary(node, def) {
     const box = el("div", "node-summary");
     const config = nodeConfig(node);
-    const fields = def ? def.configFields : [];
-    for (const field of fields) {
+    const nodes = this.editor.nodesById();
+    let broken = false;
+    for (const field of def ? def.configFields : []) {
       const text = asText(config[field.name]);
       if (!text.trim()) continue;
       const line = el("div", "summary-line");
+      line.title = `${field.label}: ${text}`;
       const value = el("span", "summary-value");
-      richText(value, text, this.editor.nodesById());
+      richText(value, text, nodes);
+      if (findTokens(text).some((t) => t.nodeId !== "__system" && !nodes.has(t.nodeId))) broken = true;
       line.append(el("span", "summary-key", field.name), value);
       box.append(line);
     }
-    return box;
+    return { box, broken };
   }
 
-  resize() {
-    let maxX = 0;
-    let maxY = 0;
-    for (const node of this.editor.state.nodes) {
-      const pos = node.position || { x: 0, y: 0 };
-      maxX = Math.max(maxX, pos.x);
-      maxY = Math.max(maxY, pos.y);
-    }
-    this.inner.style.width = `${Math.max(this.root.clientWidth, maxX + 2 * PAD + 480)}px`;
-    this.inner.style.height = `${Math.max(this.root.clientHeight, maxY + 2 * PAD + 320)}px`;
+  // Where each node is on the plane, with its card's size.
+  boxes() {
+    return this.store.doc.nodes.map((node) => this.boxOf(node));
+  }
+
+  boxOf(node) {
+    const card = this.cards.get(node.id);
+    const pos = node.position || { x: 0, y: 0 };
+    return { id: node.id, x: pos.x, y: pos.y, width: card?.offsetWidth || CARD_WIDTH, height: card?.offsetHeight || 90 };
+  }
+
+  sizeOf(node) {
+    const { width, height } = this.boxOf(node);
+    return { width, height };
+  }
+
+  // The point of a handle on the plane (unscaled layout offsets, so the zoom does not matter).
+  handlePoint(card, node, handle) {
+    const outs = handle.offsetParent;
+    const pos = node.position || { x: 0, y: 0 };
+    return {
+      x: pos.x + card.clientLeft + outs.offsetLeft + handle.offsetLeft + handle.offsetWidth / 2,
+      y: pos.y + card.clientTop + outs.offsetTop + handle.offsetTop + handle.offsetHeight,
+    };
   }
 
   renderEdges() {
-    const base = this.inner.getBoundingClientRect();
+    const { doc, ui } = this.store;
+    const bounds = boundsOf(this.boxes());
+    const left = bounds.x - EDGE_PAD;
+    const top = bounds.y - EDGE_PAD;
+    Object.assign(this.svg.style, {
+      left: `${left}px`, top: `${top}px`,
+      width: `${bounds.width + 2 * EDGE_PAD}px`, height: `${bounds.height + 2 * EDGE_PAD}px`,
+    });
     const defs = svg("defs");
     const marker = svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: "9", refY: "5", markerWidth: "7", markerHeight: "7", orient: "auto-start-reverse" });
     marker.append(svg("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "arrow-head" }));
     defs.append(marker);
-    const parts = [defs];
-    const selected = this.editor.state.selected;
-    for (const edge of this.editor.state.edges) {
-      const source = this.cards.get(edge.source);
-      const target = this.cards.get(edge.target);
-      if (!source || !target) continue;
-      const sourceDef = this.editor.definitionOf(this.editor.node(edge.source));
+    const layer = svg("g", { transform: `translate(${-left} ${-top})` });
+    const byId = this.editor.nodesById();
+    for (const edge of doc.edges) {
+      const sourceCard = this.cards.get(edge.source);
+      const targetCard = this.cards.get(edge.target);
+      if (!sourceCard || !targetCard) continue;
+      const source = byId.get(edge.source);
+      const target = byId.get(edge.target);
+      const sourceDef = this.editor.definitionOf(source);
       const handleName = edge.sourceHandle || sourceDef?.defaultHandle || "";
-      const handle = source.querySelector(`.handle.out[data-handle="${CSS.escape(handleName)}"]`) || source.querySelector(".handle.out");
-      const h = handle.getBoundingClientRect();
-      const t = target.getBoundingClientRect();
-      const x1 = h.left + h.width / 2 - base.left;
-      const y1 = h.bottom - base.top;
-      const x2 = t.left + t.width / 2 - base.left;
-      const y2 = t.top - base.top - 2;
-      const dy = Math.max(40, Math.abs(y2 - y1) / 2);
-      const d = `M ${x1} ${y1} C ${x1} ${y1 + dy}, ${x2} ${y2 - dy}, ${x2} ${y2}`;
-      const group = svg("g", { class: "edge" + (selected?.kind === "edge" && selected.id === edge.id ? " selected" : ""), "data-edge-id": edge.id });
-      group.append(svg("path", { d, class: "edge-hit" }), svg("path", { d, class: "edge-line", "marker-end": "url(#arrow)" }));
+      const handle = sourceCard.querySelector(`.handle.out[data-handle="${CSS.escape(handleName)}"]`) || sourceCard.querySelector(".handle.out");
+      const from = this.handlePoint(sourceCard, source, handle);
+      const tpos = target.position || { x: 0, y: 0 };
+      const to = { x: tpos.x + targetCard.offsetWidth / 2, y: tpos.y - 2 };
+      const d = this.edgePath(from, to, sourceCard.offsetWidth);
+      const selected = ui.selected?.kind === "edge" && ui.selected.id === edge.id;
+      const name = `Connection from ${nodeLabel(source)}${edge.sourceHandle ? ` (${edge.sourceHandle})` : ""} to ${nodeLabel(target)}`;
+      const group = svg("g", { class: "edge" + (selected ? " selected" : ""), "data-edge-id": edge.id, tabindex: "0", role: "button", "aria-label": name });
+      const title = svg("title");
+      title.textContent = name;
+      group.append(title, svg("path", { d, class: "edge-hit" }), svg("path", { d, class: "edge-line", "marker-end": "url(#arrow)" }));
       if (edge.sourceHandle) {
-        const label = svg("text", { x: x1 + 6, y: y1 + 16, class: `edge-label ${edge.sourceHandle}` });
+        // halfway along the curve, clear of the handle that already names the branch
+        const label = svg("text", { x: (from.x + to.x) / 2 + 6, y: (from.y + to.y) / 2, class: `edge-label ${edge.sourceHandle}` });
         label.textContent = edge.sourceHandle;
         group.append(label);
       }
-      parts.push(group);
+      layer.append(group);
     }
-    this.svg.replaceChildren(...parts);
+    this.svg.replaceChildren(defs, layer);
+  }
+
+  // A curve from a handle down to a card's top. A target above its source is reached by going
+  // out to the side first, so the line does not run back through the source card.
+  edgePath(from, to, width) {
+    if (to.y >= from.y + 20) {
+      const dy = Math.max(40, (to.y - from.y) / 2);
+      return `M ${from.x} ${from.y} C ${from.x} ${from.y + dy}, ${to.x} ${to.y - dy}, ${to.x} ${to.y}`;
+    }
+    const side = to.x >= from.x ? 1 : -1;
+    const outX = from.x + side * (width / 2 + 40);
+    return `M ${from.x} ${from.y} C ${from.x} ${from.y + 60}, ${outX} ${from.y + 60}, ${outX} ${(from.y + to.y) / 2} `
+      + `S ${to.x} ${to.y - 60}, ${to.x} ${to.y}`;
+  }
+
+  // --- the view: pan and zoom ----------------------------------------------------------
+
+  applyView() {
+    const { x, y, zoom } = this.view;
+    this.inner.style.transform = `translate(${x}px, ${y}px) scale(${zoom})`;
+    this.root.style.backgroundPosition = `${x}px ${y}px`;
+    this.root.style.backgroundSize = `${20 * zoom}px ${20 * zoom}px`;
+    if (this.zoomLabel) this.zoomLabel.textContent = `${Math.round(zoom * 100)}%`;
+  }
+
+  panBy(dx, dy) {
+    this.view.x += dx;
+    this.view.y += dy;
+    this.applyView();
+  }
+
+  // Zoom by `factor` keeping the plane point under (cx, cy) of the viewport where it is.
+  zoomBy(factor, cx = this.root.clientWidth / 2, cy = this.root.clientHeight / 2) {
+    const { x, y, zoom } = this.view;
+    const next = clamp(zoom * factor, MIN_ZOOM, MAX_ZOOM);
+    this.view = { x: cx - ((cx - x) / zoom) * next, y: cy - ((cy - y) / zoom) * next, zoom: next };
+    this.applyView();
+  }
+
+  // Show the whole graph: as large as fits, at most 100 %, centred.
+  fit() {
+    const b = boundsOf(this.boxes());
+    const width = this.root.clientWidth;
+    const height = this.root.clientHeight;
+    const zoom = clamp(Math.min((width - 2 * FIT_MARGIN) / Math.max(b.width, 1), (height - 2 * FIT_MARGIN) / Math.max(b.height, 1)), MIN_ZOOM, 1);
+    this.view = { zoom, x: (width - b.width * zoom) / 2 - b.x * zoom, y: (height - b.height * zoom) / 2 - b.y * zoom };
+    this.applyView();
+  }
+
+  // Pan just enough to bring a node's card fully into view.
+  reveal(nodeId) {
+    const node = this.editor.node(nodeId);
+    if (!node) return;
+    const b = this.boxOf(node);
+    const { x, y, zoom } = this.view;
+    const width = this.root.clientWidth;
+    const height = this.root.clientHeight;
+    const left = b.x * zoom + x;
+    const top = b.y * zoom + y;
+    let dx = 0;
+    let dy = 0;
+    if (left < FIT_MARGIN) dx = FIT_MARGIN - left;
+    else if (left + b.width * zoom > width - FIT_MARGIN) dx = width - FIT_MARGIN - (left + b.width * zoom);
+    if (top < FIT_MARGIN) dy = FIT_MARGIN - top;
+    else if (top + b.height * zoom > height - FIT_MARGIN) dy = height - FIT_MARGIN - (top + b.height * zoom);
+    if (dx || dy) this.panBy(dx, dy);
+  }
+
+  // The plane point at the centre of the viewport (where a node with nothing to follow goes).
+  centre() {
+    const { x, y, zoom } = this.view;
+    return { x: (this.root.clientWidth / 2 - x) / zoom - CARD_WIDTH / 2, y: (this.root.clientHeight / 3 - y) / zoom };
+  }
+
+  // --- gestures ------------------------------------------------------------------------
+
+  onWheel(event) {
+    event.preventDefault();
+    const rect = this.root.getBoundingClientRect();
+    this.zoomBy(Math.exp(-event.deltaY * 0.0015), event.clientX - rect.left, event.clientY - rect.top);
+  }
+
+  onKeyDown(event) {
+    const onCard = event.target.classList?.contains("node");
+    const edge = event.target.closest?.(".edge");
+    if ((event.key === "Enter" || event.key === " ") && (onCard || edge)) {
+      event.preventDefault();
+      if (onCard) this.editor.nodeClicked(event.target.dataset.nodeId);
+      else this.editor.selectEdge(edge.dataset.edgeId);
+      return;
+    }
+    if (event.target !== this.root) return; // arrows and +/- act on the canvas itself, not inside a card
+    const pans = { ArrowLeft: [PAN_STEP, 0], ArrowRight: [-PAN_STEP, 0], ArrowUp: [0, PAN_STEP], ArrowDown: [0, -PAN_STEP] };
+    if (pans[event.key]) {
+      event.preventDefault();
+      this.panBy(...pans[event.key]);
+    } else if (event.key === "+" || event.key === "=") {
+      this.zoomBy(ZOOM_STEP);
+    } else if (event.key === "-") {
+      this.zoomBy(1 / ZOOM_STEP);
+    }
   }
 
   onClick(event) {
@@ -190,21 +358,21 @@ export class Canvas {
       return;
     }
     const edge = event.target.closest(".edge");
-    if (edge) {
-      this.editor.selectEdge(edge.dataset.edgeId);
-      return;
-    }
-    if (!event.target.closest(".node")) this.editor.backgroundClicked();
+    if (edge) this.editor.selectEdge(edge.dataset.edgeId);
   }
 
   onPointerDown(event) {
-    if (event.button !== 0 || event.target.closest(".handle")) return;
+    if (event.button !== 0 || event.target.closest(".handle, .edge")) return;
     const card = event.target.closest(".node");
-    if (!card) return;
-    const node = this.editor.node(card.dataset.nodeId);
-    const pos = node.position || { x: 0, y: 0 };
-    this.drag = { nodeId: node.id, card, startX: event.clientX, startY: event.clientY, x: pos.x, y: pos.y, moved: false };
+    if (card) {
+      const node = this.editor.node(card.dataset.nodeId);
+      const pos = node.position || { x: 0, y: 0 };
+      this.drag = { kind: "node", nodeId: node.id, card, startX: event.clientX, startY: event.clientY, x: pos.x, y: pos.y, moved: false };
+    } else {
+      this.drag = { kind: "pan", startX: event.clientX, startY: event.clientY, x: this.view.x, y: this.view.y, moved: false };
+    }
     event.preventDefault();
+    if (!card) this.root.focus({ preventScroll: true });
   }
 
   onPointerMove(event) {
@@ -214,24 +382,36 @@ export class Canvas {
     const dy = event.clientY - drag.startY;
     if (!drag.moved && Math.hypot(dx, dy) < DRAG_THRESHOLD) return;
     drag.moved = true;
+    if (drag.kind === "pan") {
+      this.root.classList.add("panning");
+      this.view.x = drag.x + dx;
+      this.view.y = drag.y + dy;
+      this.applyView();
+      return;
+    }
+    // A card follows the pointer directly; the store hears of the move once, on release.
     drag.card.classList.add("dragging");
+    drag.to = { x: Math.round(drag.x + dx / this.view.zoom), y: Math.round(drag.y + dy / this.view.zoom) };
+    drag.card.style.left = `${drag.to.x}px`;
+    drag.card.style.top = `${drag.to.y}px`;
     const node = this.editor.node(drag.nodeId);
-    node.position = { x: Math.max(-PAD + 4, Math.round(drag.x + dx)), y: Math.max(-PAD + 4, Math.round(drag.y + dy)) };
-    drag.card.style.left = `${node.position.x + PAD}px`;
-    drag.card.style.top = `${node.position.y + PAD}px`;
+    const saved = node.position;
+    node.position = drag.to; // drawn only; the store records the move on release
     this.renderEdges();
+    node.position = saved;
   }
 
   onPointerUp() {
     const drag = this.drag;
     if (!drag) return;
     this.drag = null;
-    drag.card.classList.remove("dragging");
-    if (drag.moved) {
-      this.resize();
-      this.editor.nodeMoved(drag.nodeId);
-    } else {
-      this.editor.nodeClicked(drag.nodeId);
+    this.root.classList.remove("panning");
+    if (drag.kind === "pan") {
+      if (!drag.moved) this.editor.backgroundClicked();
+      return;
     }
+    drag.card.classList.remove("dragging");
+    if (drag.moved && drag.to) this.editor.moveNode(drag.nodeId, drag.to);
+    else this.editor.nodeClicked(drag.nodeId);
   }
 }

@@ -1,56 +1,66 @@
-// The workflow editor: owns the graph being edited and wires the palette, the canvas, the
-// inspector, the @ autocomplete and the Save / Validate / Run endpoints together.
+// The workflow editor: one store (store.js) holds the document and the view state; every action
+// below changes it through the store, and the store's one listener, render(), redraws the canvas,
+// the inspector, the toolbar and the run marks. Undo and redo are the store's.
 
 import { ReferenceAutocomplete } from "./autocomplete.js";
 import { Canvas } from "./canvas.js";
 import { isTrigger, nextEdgeId, nextLabel, nextNodeId, nodeConfig, nodeLabel, reaches } from "./graph.js";
 import { postJSON } from "./http.js";
 import { Inspector } from "./inspector.js";
+import { anyOverlap, autoLayout, freeSpot } from "./layout.js";
 import { RunPanel } from "./runpanel.js";
+import { RunsList } from "./runs.js";
+import { WorkflowSettings } from "./settings.js";
 import { StatePanel } from "./state-panel.js";
+import { Store } from "./store.js";
+import { findTokens } from "./tokens.js";
 
-const NODE_GAP_Y = 150;
-const NODE_GAP_X = 260;
+const BELOW_GAP = 60;
 
 class Editor {
   constructor(root) {
     const graph = JSON.parse(document.getElementById("workflow-graph").textContent);
     this.catalogue = JSON.parse(document.getElementById("builder-catalogue").textContent);
+    this.workflowId = graph.id;
     this.urls = {
       save: root.dataset.saveUrl,
       validate: root.dataset.validateUrl,
       run: root.dataset.runUrl,
       state: root.dataset.stateUrl,
       references: root.dataset.referencesUrl,
+      executions: root.dataset.executionsUrl,
       login: root.dataset.loginUrl,
     };
-    this.state = {
-      id: graph.id,
+    this.store = new Store({
       name: graph.name,
       nodes: Array.isArray(graph.nodes) ? graph.nodes : [],
       edges: Array.isArray(graph.edges) ? graph.edges : [],
-      selected: null,
-      connectFrom: null,
-      dirty: false,
-      revision: 0,
-      report: null,
-      run: null,
-    };
+    });
     this.statusEl = document.getElementById("status");
     this.dirtyEl = document.getElementById("dirty-indicator");
     this.nameEl = document.getElementById("workflow-name");
     this.bannerEl = document.getElementById("connect-banner");
+    this.undoButton = document.getElementById("btn-undo");
+    this.redoButton = document.getElementById("btn-redo");
     this.autocomplete = new ReferenceAutocomplete(this);
     this.canvas = new Canvas(this);
     this.inspector = new Inspector(this);
     this.runPanel = new RunPanel(this);
+    this.runs = new RunsList(this);
     this.statePanel = new StatePanel(this);
+    this.settings = new WorkflowSettings(this, root);
+    this.store.subscribe((change) => this.render(change));
     this.bind();
-    this.canvas.render();
-    this.inspector.show();
+    this.render({ doc: true, selection: true });
+    this.untangle();
+    this.canvas.fit();
     this.suggestRunInput();
     this.statePanel.refresh();
-    document.body.dataset.editorReady = "true";
+    this.runs.refresh({ showLatest: true }).then(() => { document.body.dataset.editorReady = "true"; });
+  }
+
+  get state() {
+    return this.store.doc;
   }
 
   bind() {
@@ -60,18 +70,27 @@ class Editor {
       if (entry.dataset.kind === "trigger") this.useTrigger(entry.dataset.entryId);
       else this.addAction(entry.dataset.entryId);
     });
-    document.getElementById("btn-save").addEventListener("click", () => this.save());
-    document.getElementById("btn-validate").addEventListener("click", () => this.validate());
-    document.getElementById("problems-close").addEventListener("click", () => { document.getElementById("problems").hidden = true; });
+    const on = (id, handler) => document.getElementById(id).addEventListener("click", handler);
+    on("btn-save", () => this.save());
+    on("btn-validate", () => this.validate());
+    on("btn-undo", () => this.undo());
+    on("btn-redo", () => this.redo());
+    on("btn-zoom-in", () => this.canvas.zoomBy(1.2));
+    on("btn-zoom-out", () => this.canvas.zoomBy(1 / 1.2));
+    on("btn-fit", () => this.canvas.fit());
+    on("btn-layout", () => this.autoLayout());
+    on("btn-panel", () => this.togglePanel());
+    on("problems-close", () => { document.getElementById("problems").hidden = true; });
     document.getElementById("problems-list").addEventListener("click", (e) => {
       const item = e.target.closest("[data-node-id]");
       if (item && this.node(item.dataset.nodeId)) this.selectNode(item.dataset.nodeId);
     });
-    this.nameEl.addEventListener("input", () => { this.state.name = this.nameEl.value; this.markDirty(); });
+    this.nameEl.addEventListener("input", () => {
+      this.store.change("rename the workflow", (doc) => { doc.name = this.nameEl.value; }, { coalesce: "workflow-name", origin: "name" });
+    });
     document.addEventListener("keydown", (e) => this.onKeyDown(e));
-    window.addEventListener("resize", () => { this.canvas.resize(); this.canvas.renderEdges(); });
     window.addEventListener("beforeunload", (e) => {
-      if (!this.state.dirty) return;
+      if (!this.store.dirty) return;
       e.preventDefault(); // the browser asks before unsaved changes are lost
       e.returnValue = "";
     });
@@ -79,39 +98,71 @@ class Editor {
 
   onKeyDown(event) {
     const typing = event.target.closest("input, textarea, select, [contenteditable]");
-    if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "s") {
+    const mod = event.ctrlKey || event.metaKey;
+    const key = event.key.toLowerCase();
+    if (mod && key === "s") {
       event.preventDefault();
       this.save();
-    } else if (event.key === "Escape" && this.state.connectFrom) {
+    } else if (mod && !typing && (key === "z" || key === "y")) {
+      // In a text field the browser's own undo edits the text; elsewhere it undoes graph steps.
+      event.preventDefault();
+      if (key === "y" || event.shiftKey) this.redo();
+      else this.undo();
+    } else if (event.key === "Escape" && this.store.ui.connectFrom) {
       this.cancelConnect("Connection cancelled.");
-    } else if (!typing && (event.key === "Delete" || event.key === "Backspace") && this.state.selected) {
+    } else if (!typing && (event.key === "Delete" || event.key === "Backspace") && this.store.ui.selected) {
       event.preventDefault();
       this.deleteSelected();
     }
   }
 
+  // --- the one render path -------------------------------------------------------------
+
+  render(change) {
+    const { doc, ui } = this.store;
+    if (change.origin !== "name" && this.nameEl.value !== doc.name) this.nameEl.value = doc.name;
+    this.dirtyEl.hidden = !this.store.dirty;
+    this.undoButton.disabled = !this.store.canUndo;
+    this.redoButton.disabled = !this.store.canRedo;
+    this.undoButton.title = this.store.canUndo ? `Undo: ${this.store.undoStack.at(-1).label} (Ctrl+Z)` : "Nothing to undo";
+    this.redoButton.title = this.store.canRedo ? `Redo: ${this.store.redoStack.at(-1).label} (Shift+Ctrl+Z)` : "Nothing to redo";
+    this.bannerEl.hidden = !ui.connectFrom;
+    if (ui.connectFrom) {
+      const from = this.node(ui.connectFrom.nodeId);
+      const handle = ui.connectFrom.handle;
+      this.bannerEl.textContent = `Connecting from ${from ? nodeLabel(from) : "?"}${handle ? ` (${handle} branch)` : ""}: click the node to run next. Esc cancels.`;
+    }
+    this.canvas.render();
+    this.inspector.render(change);
+    this.runPanel.render();
+    if (change.doc) this.settings.renderNextRun();
+    if (change.doc && change.origin !== "inspector") this.suggestRunInput();
+  }
+
   // --- lookups -------------------------------------------------------------------------
 
   node(id) {
-    return this.state.nodes.find((n) => n.id === id) || null;
+    return this.store.doc.nodes.find((n) => n.id === id) || null;
   }
 
   nodesById() {
-    return new Map(this.state.nodes.map((n) => [n.id, n]));
+    return new Map(this.store.doc.nodes.map((n) => [n.id, n]));
   }
 
   selectedNodeId() {
-    return this.state.selected?.kind === "node" ? this.state.selected.id : null;
+    const selected = this.store.ui.selected;
+    return selected?.kind === "node" ? selected.id : null;
   }
 
   definitionOf(node) {
-    const config = nodeConfig(node);
+    if (!node) return null;
+    const config = node.data?.config || {};
     if (isTrigger(node)) return this.catalogue.triggers[config.triggerType || "Manual"] || null;
     return this.catalogue.actions[config.actionType] || null;
   }
 
   findingsOf(nodeId) {
-    const report = this.state.report;
+    const report = this.store.ui.report;
     if (!report) return [];
     return [
       ...report.errors.filter((f) => f.nodeId === nodeId).map((f) => ({ ...f, level: "error" })),
@@ -120,89 +171,115 @@ class Editor {
   }
 
   problemsOf(nodeId) {
-    const report = this.state.report;
-    if (!report) return { errors: 0, warnings: 0 };
-    return {
-      errors: report.errors.filter((f) => f.nodeId === nodeId).length,
-      warnings: report.warnings.filter((f) => f.nodeId === nodeId).length,
-    };
+    const findings = this.findingsOf(nodeId);
+    return { errors: findings.filter((f) => f.level === "error").length, warnings: findings.filter((f) => f.level === "warning").length };
+  }
+
+  // The nodes whose config holds a reference to `nodeId`.
+  referrersOf(nodeId) {
+    return this.store.doc.nodes.filter((n) => n.id !== nodeId && Object.values(n.data?.config || {}).some(
+      (value) => findTokens(typeof value === "string" ? value : JSON.stringify(value ?? "")).some((t) => t.nodeId === nodeId),
+    ));
   }
 
   // --- status --------------------------------------------------------------------------
 
   setStatus(text, kind = "") {
     this.statusEl.textContent = text;
+    this.statusEl.title = text; // the bar truncates long messages; hover shows them whole
     this.statusEl.className = `status ${kind}`;
   }
 
-  markDirty() {
-    this.state.dirty = true;
-    this.state.revision += 1;
-    this.dirtyEl.hidden = false;
+  togglePanel() {
+    const panel = document.getElementById("run-panel");
+    const button = document.getElementById("btn-panel");
+    const collapsed = panel.classList.toggle("collapsed");
+    button.setAttribute("aria-expanded", collapsed ? "false" : "true");
+    button.textContent = collapsed ? "Show runs panel" : "Hide runs panel";
   }
 
   // --- selection -----------------------------------------------------------------------
 
   selectNode(id) {
-    this.state.selected = { kind: "node", id };
-    this.canvas.render();
-    this.inspector.show();
+    this.store.set({ selected: { kind: "node", id } });
   }
 
   selectEdge(id) {
-    if (this.state.connectFrom) this.cancelConnect();
-    this.state.selected = { kind: "edge", id };
-    this.canvas.render();
-    this.inspector.show();
+    this.store.set({ selected: { kind: "edge", id }, connectFrom: null });
   }
 
   backgroundClicked() {
-    if (this.state.connectFrom) return this.cancelConnect("Connection cancelled.");
-    if (!this.state.selected) return;
-    this.state.selected = null;
-    this.canvas.render();
-    this.inspector.show();
+    if (this.store.ui.connectFrom) return this.cancelConnect("Connection cancelled.");
+    if (this.store.ui.selected) this.store.set({ selected: null });
   }
 
   nodeClicked(id) {
-    if (this.state.connectFrom) return this.finishConnect(id);
+    if (this.store.ui.connectFrom) return this.finishConnect(id);
     if (this.selectedNodeId() !== id) this.selectNode(id);
   }
 
-  nodeMoved() {
-    this.markDirty();
+  // --- graph changes (each one undoable step) ------------------------------------------
+
+  moveNode(nodeId, position) {
+    const node = this.node(nodeId);
+    if (!node) return;
+    this.store.change(`move ${nodeLabel(node)}`, (doc) => {
+      doc.nodes.find((n) => n.id === nodeId).position = position;
+    });
   }
 
-  // --- graph changes -------------------------------------------------------------------
-
-  freePosition(position) {
-    const pos = { ...position };
-    const clash = () => this.state.nodes.some((n) => Math.abs((n.position?.x ?? 0) - pos.x) < 200 && Math.abs((n.position?.y ?? 0) - pos.y) < 110);
-    while (clash()) pos.x += NODE_GAP_X;
-    return pos;
+  // A graph saved with cards on top of each other (by an API client, or cards grown taller than
+  // their spacing) is laid out on load so that no node is hidden. It is not an undo step and does
+  // not make the page dirty: the new positions are saved with the author's next Save.
+  untangle() {
+    if (!anyOverlap(this.canvas.boxes())) return;
+    const doc = this.store.doc;
+    const positions = autoLayout(doc.nodes, doc.edges, (n) => this.canvas.sizeOf(n), (e) => this.handleOrder(e));
+    for (const n of doc.nodes) n.position = positions[n.id];
+    this.canvas.render();
+    this.setStatus("Some cards overlapped, so the graph was laid out again; Save keeps the new layout.");
   }
 
-  // Where a node placed under this one goes: a card with a long summary is taller than the gap.
-  belowOf(node) {
-    const height = this.canvas.cards.get(node.id)?.offsetHeight || 0;
-    return (node.position?.y ?? 0) + Math.max(NODE_GAP_Y, height + 40);
+  // Where a branch goes in Auto-layout: its handle's place among the node's handles, -0.5 … 0.5.
+  handleOrder(edge) {
+    const handles = this.definitionOf(this.node(edge.source))?.sourceHandles || [];
+    const index = handles.indexOf(edge.sourceHandle || "");
+    return handles.length > 1 && index >= 0 ? index / (handles.length - 1) - 0.5 : 0;
+  }
+
+  autoLayout() {
+    const doc = this.store.doc;
+    const positions = autoLayout(doc.nodes, doc.edges, (n) => this.canvas.sizeOf(n), (e) => this.handleOrder(e));
+    this.store.change("auto-layout", (d) => {
+      for (const n of d.nodes) n.position = positions[n.id];
+    });
+    this.canvas.fit();
+    this.setStatus("Laid out top-down by rank; branches side by side.");
+  }
+
+  // A spot for a new node: under `after` (or in view), moved right until it covers no card.
+  placeFor(after) {
+    const boxes = this.canvas.boxes();
+    let wanted;
+    if (after) wanted = { x: after.position?.x ?? 0, y: (after.position?.y ?? 0) + this.canvas.sizeOf(after).height + BELOW_GAP };
+    else if (boxes.length) wanted = { x: Math.min(...boxes.map((b) => b.x)), y: Math.max(...boxes.map((b) => b.y + b.height)) + BELOW_GAP };
+    else wanted = this.canvas.centre();
+    return freeSpot(wanted, { width: 230, height: 120 }, boxes);
   }
 
   addAction(actionId) {
     const def = this.catalogue.actions[actionId];
     if (!def) return;
-    const nodes = this.state.nodes;
     const after = this.node(this.selectedNodeId());
-    const lowest = nodes.reduce((y, n) => Math.max(y, this.belowOf(n)), 0);
-    const base = after ? { x: after.position?.x ?? 0, y: this.belowOf(after) } : { x: 0, y: lowest };
+    const doc = this.store.doc;
     const node = {
-      id: nextNodeId(nodes, def.id),
+      id: nextNodeId(doc.nodes, def.id),
       type: "action",
-      position: this.freePosition(base),
-      data: { label: nextLabel(nodes, def.label), type: "action", config: { actionType: def.id } },
+      position: this.placeFor(after),
+      data: { label: nextLabel(doc.nodes, def.label), type: "action", config: { actionType: def.id } },
     };
-    nodes.push(node);
     let message = `Added ${node.data.label}.`;
+    let edge = null;
     if (after) {
       const afterDef = this.definitionOf(after);
       const handles = afterDef?.sourceHandles || [];
@@ -210,139 +287,149 @@ class Editor {
         // a branching node (Condition): the author chooses the branch
         message += ` Connect it: click the ${handles.join(" or ")} handle of ${nodeLabel(after)}, then click ${node.data.label}.`;
       } else {
-        const edge = { id: nextEdgeId(this.state.edges), source: after.id, target: node.id };
+        edge = { id: nextEdgeId(doc.edges), source: after.id, target: node.id };
         if (handles.length) edge.sourceHandle = afterDef.defaultHandle;
-        this.state.edges.push(edge);
         message = `Added ${node.data.label} after ${nodeLabel(after)}${edge.sourceHandle ? ` (${edge.sourceHandle})` : ""}.`;
       }
     }
-    this.markDirty();
+    this.store.change(`add ${node.data.label}`, (d) => {
+      d.nodes.push(node);
+      if (edge) d.edges.push(edge);
+    });
     this.selectNode(node.id);
+    this.canvas.reveal(node.id);
     this.setStatus(message);
   }
 
   useTrigger(triggerId) {
-    const trigger = this.state.nodes.find(isTrigger);
+    const trigger = this.store.doc.nodes.find(isTrigger);
     if (trigger) {
       this.changeTriggerType(trigger.id, triggerId);
       this.selectNode(trigger.id);
       return;
     }
     const node = {
-      id: this.node("trigger") ? nextNodeId(this.state.nodes, "trigger") : "trigger",
+      id: this.node("trigger") ? nextNodeId(this.store.doc.nodes, "trigger") : "trigger",
       type: "trigger",
-      position: this.freePosition({ x: 0, y: 0 }),
+      position: this.placeFor(null),
       data: { label: "Trigger", type: "trigger", config: { triggerType: triggerId, sampleInput: {} } },
     };
-    this.state.nodes.unshift(node);
-    this.markDirty();
+    this.store.change("add the trigger", (d) => { d.nodes.unshift(node); });
     this.selectNode(node.id);
   }
 
   changeTriggerType(nodeId, triggerType) {
     const node = this.node(nodeId);
-    if (!node || !this.catalogue.triggers[triggerType]) return;
-    const config = nodeConfig(node);
-    if (config.triggerType !== triggerType) {
-      config.triggerType = triggerType;
-      this.markDirty();
-      this.setStatus(`The trigger is now ${triggerType}.`);
-    }
-    this.canvas.render();
-    this.inspector.show();
+    if (!node || !this.catalogue.triggers[triggerType] || nodeConfig(node).triggerType === triggerType) return;
+    this.store.change(`make the trigger ${triggerType}`, (d) => {
+      nodeConfig(d.nodes.find((n) => n.id === nodeId)).triggerType = triggerType;
+    });
+    this.setStatus(`The trigger is now ${triggerType}.`);
   }
 
   renameNode(nodeId, label) {
-    const node = this.node(nodeId);
-    if (!node) return;
-    node.data.label = label;
-    this.markDirty();
-    this.canvas.render();
-    this.inspector.refreshBadges();
+    this.store.change("rename a node", (d) => {
+      const node = d.nodes.find((n) => n.id === nodeId);
+      if (!node) return false;
+      node.data.label = label;
+    }, { coalesce: `label:${nodeId}`, origin: "inspector" });
   }
 
-  configChanged(nodeId) {
-    this.markDirty();
-    this.canvas.render();
+  // A config field typed in the inspector: `value` undefined removes the field.
+  setConfig(nodeId, name, value) {
     const node = this.node(nodeId);
-    if (node && isTrigger(node)) this.suggestRunInput();
+    if (!node) return;
+    this.store.change(`edit ${name} of ${nodeLabel(node)}`, (d) => {
+      const config = nodeConfig(d.nodes.find((n) => n.id === nodeId));
+      if (value === undefined) delete config[name];
+      else config[name] = value;
+    }, { coalesce: `config:${nodeId}:${name}`, origin: "inspector" });
   }
 
   suggestRunInput() {
-    const trigger = this.state.nodes.find(isTrigger);
+    const trigger = this.store.doc.nodes.find(isTrigger);
     if (trigger) this.runPanel.suggestInput(nodeConfig(trigger).sampleInput);
   }
 
   deleteSelected() {
-    const selected = this.state.selected;
+    const selected = this.store.ui.selected;
     if (!selected) return;
     if (selected.kind === "edge") {
-      this.state.edges = this.state.edges.filter((e) => e.id !== selected.id);
-      this.setStatus("Connection deleted.");
-    } else {
-      const node = this.node(selected.id);
-      if (!node) return;
-      if (isTrigger(node)) return this.setStatus("The trigger cannot be deleted: every workflow starts with one.", "error");
-      this.state.nodes = this.state.nodes.filter((n) => n.id !== node.id);
-      this.state.edges = this.state.edges.filter((e) => e.source !== node.id && e.target !== node.id);
-      this.setStatus(`Deleted ${nodeLabel(node)}. References to it are marked until you pick new values.`);
+      this.store.change("delete a connection", (d) => { d.edges = d.edges.filter((e) => e.id !== selected.id); });
+      this.store.set({ selected: null });
+      this.setStatus("Connection deleted. Ctrl+Z brings it back.");
+      return;
     }
-    this.state.selected = null;
-    this.markDirty();
-    this.canvas.render();
-    this.inspector.show();
+    const node = this.node(selected.id);
+    if (!node) return;
+    if (isTrigger(node)) return this.setStatus("The trigger cannot be deleted: every workflow starts with one.", "error");
+    const referrers = this.referrersOf(node.id);
+    if (referrers.length) {
+      const names = referrers.map(nodeLabel).join(", ");
+      // eslint-disable-next-line no-alert -- the browser's own dialog is keyboard-operable and modal
+      if (!window.confirm(`${nodeLabel(node)} is referenced by ${names}. Delete it anyway? Those references will be marked as broken.`)) {
+        this.setStatus(`Kept ${nodeLabel(node)}.`);
+        return;
+      }
+    }
+    this.store.change(`delete ${nodeLabel(node)}`, (d) => {
+      d.nodes = d.nodes.filter((n) => n.id !== node.id);
+      d.edges = d.edges.filter((e) => e.source !== node.id && e.target !== node.id);
+    });
+    this.store.set({ selected: null });
+    this.setStatus(`Deleted ${nodeLabel(node)}.${referrers.length ? " References to it are marked until you pick new values." : ""} Ctrl+Z brings it back.`);
+  }
+
+  undo() {
+    const message = this.store.undo();
+    this.setStatus(message || "Nothing to undo.");
+  }
+
+  redo() {
+    const message = this.store.redo();
+    this.setStatus(message || "Nothing to redo.");
   }
 
   // --- connecting ----------------------------------------------------------------------
 
   startConnect(nodeId, handle) {
-    const node = this.node(nodeId);
-    if (!node) return;
-    this.state.connectFrom = { nodeId, handle };
-    document.getElementById("canvas").classList.add("connecting");
-    this.bannerEl.hidden = false;
-    this.bannerEl.textContent = `Connecting from ${nodeLabel(node)}${handle ? ` (${handle} branch)` : ""}: click the node to run next. Esc cancels.`;
-    this.canvas.render();
+    if (!this.node(nodeId)) return;
+    this.store.set({ connectFrom: { nodeId, handle } });
   }
 
   cancelConnect(message) {
-    this.state.connectFrom = null;
-    document.getElementById("canvas").classList.remove("connecting");
-    this.bannerEl.hidden = true;
-    this.canvas.render();
+    this.store.set({ connectFrom: null });
     if (message) this.setStatus(message);
   }
 
   finishConnect(targetId) {
-    const { nodeId: sourceId, handle } = this.state.connectFrom;
+    const { nodeId: sourceId, handle } = this.store.ui.connectFrom;
     const target = this.node(targetId);
+    const edges = this.store.doc.edges;
     let problem = null;
     if (targetId === sourceId) problem = "A node cannot connect to itself. Click another node, or press Esc.";
     else if (isTrigger(target)) problem = "Nothing connects into the trigger: it starts the run. Click another node, or press Esc.";
-    else if (this.state.edges.some((e) => e.source === sourceId && e.target === targetId && (e.sourceHandle || null) === handle)) problem = "These nodes are already connected.";
-    else if (reaches(this.state.edges, targetId, sourceId)) problem = "That connection would make a loop; a workflow runs from the trigger forward only.";
+    else if (edges.some((e) => e.source === sourceId && e.target === targetId && (e.sourceHandle || null) === handle)) problem = "These nodes are already connected.";
+    else if (reaches(edges, targetId, sourceId)) problem = "That connection would make a loop; a workflow runs from the trigger forward only.";
     if (problem) {
       this.setStatus(problem, "error");
       return;
     }
-    const edge = { id: nextEdgeId(this.state.edges), source: sourceId, target: targetId };
+    const edge = { id: nextEdgeId(edges), source: sourceId, target: targetId };
     if (handle) edge.sourceHandle = handle;
-    this.state.edges.push(edge);
-    this.markDirty();
     const source = this.node(sourceId);
-    this.cancelConnect();
+    this.store.ui.connectFrom = null;
+    this.store.change(`connect ${nodeLabel(source)} to ${nodeLabel(target)}`, (d) => { d.edges.push(edge); });
     this.setStatus(`Connected ${nodeLabel(source)}${handle ? ` (${handle})` : ""} → ${nodeLabel(target)}.`);
   }
 
   // --- server round trips --------------------------------------------------------------
 
   graphPayload() {
-    return { nodes: this.state.nodes, edges: this.state.edges };
+    return { nodes: this.store.doc.nodes, edges: this.store.doc.edges };
   }
 
   applyReport(report) {
-    this.state.report = report;
-    const box = document.getElementById("problems");
     const list = document.getElementById("problems-list");
     const items = [];
     for (const [level, findings] of [["error", report.errors], ["warning", report.warnings]]) {
@@ -350,7 +437,11 @@ class Editor {
         const li = document.createElement("li");
         li.className = level;
         const node = f.nodeId ? this.node(f.nodeId) : null;
-        if (node) li.dataset.nodeId = f.nodeId;
+        if (node) {
+          li.dataset.nodeId = f.nodeId;
+          li.tabIndex = 0;
+          li.addEventListener("keydown", (e) => { if (e.key === "Enter") this.selectNode(f.nodeId); });
+        }
         const where = node ? `${nodeLabel(node)}${f.field ? ` · ${f.field}` : ""}` : "Workflow";
         const strong = document.createElement("strong");
         strong.textContent = `${level === "error" ? "✗" : "!"} ${where}: `;
@@ -359,10 +450,8 @@ class Editor {
       }
     }
     list.replaceChildren(...items);
-    box.hidden = items.length === 0;
-    this.canvas.render();
-    const selected = this.selectedNodeId();
-    if (selected) this.inspector.showReportErrors(selected);
+    document.getElementById("problems").hidden = items.length === 0;
+    this.store.set({ report }, { origin: "report" });
   }
 
   async validate() {
@@ -378,29 +467,32 @@ class Editor {
   }
 
   async save() {
-    const revision = this.state.revision;
+    const revision = this.store.revision;
     this.setStatus("Saving…", "busy");
-    const { ok, data } = await postJSON(this.urls.save, { name: this.state.name, ...this.graphPayload() });
+    const { ok, data } = await postJSON(this.urls.save, { name: this.store.doc.name, ...this.graphPayload() });
     if (!ok) {
       if (data.report) this.applyReport(data.report);
       this.setStatus(`Not saved: ${data.detail || "the server refused the workflow."}`, "error");
       return false;
     }
-    if (this.state.revision === revision) {
-      // Adopt the normalised graph (integer literals as numbers, sample input as an object).
-      this.state.nodes = data.workflow.nodes;
-      this.state.edges = data.workflow.edges;
-      this.state.dirty = false;
-      this.dirtyEl.hidden = true;
-    }
+    const runWasCurrent = this.store.ui.run && !this.store.runIsStale();
+    this.store.markSaved(data.workflow, revision);
+    if (runWasCurrent) this.store.ui.runRevision = this.store.revision;
     this.applyReport(data.report);
     document.title = `${data.workflow.name} · KeeperState`;
     this.setStatus(`Saved at ${new Date().toLocaleTimeString()}.`, "ok");
+    this.settings.refresh(); // a schedule's next run follows the saved trigger
     return true;
   }
 
+  // Show an execution's results on the canvas and in the Run results tab.
+  showRun(execution, { switchTab = true } = {}) {
+    this.store.set({ run: execution, runRevision: this.store.revision }, { origin: "run" });
+    this.runPanel.showExecution(execution, { switchTab });
+  }
+
   async run(input) {
-    if (this.state.dirty && !(await this.save())) {
+    if (this.store.dirty && !(await this.save())) {
       this.runPanel.showStatus("Not run: the workflow could not be saved. Fix the problems first.", "error");
       return null;
     }
@@ -409,11 +501,13 @@ class Editor {
       this.runPanel.showStatus(`Not run: ${data.detail || "the server refused the run."}`, "error");
       return null;
     }
-    this.state.run = data.execution;
-    this.canvas.render();
+    const execution = data.execution;
+    this.showRun(execution);
     this.statePanel.refresh(); // a run may have written state, even a failed one
-    this.setStatus(data.execution.status === "success" ? "Run succeeded." : "Run failed: see the results.", data.execution.status === "success" ? "ok" : "error");
-    return data.execution;
+    this.runs.refresh();
+    const succeeded = execution.status === "success";
+    this.setStatus(succeeded ? "Run succeeded." : `Run ${execution.status === "error" ? "failed" : execution.status}: see the results.`, succeeded ? "ok" : "error");
+    return execution;
   }
 }
 

@@ -4,6 +4,7 @@
 
 import { getHTML, postForm } from "./http.js";
 import { isTrigger, nodeConfig, nodeLabel } from "./graph.js";
+import { enhancePairs } from "./pairs.js";
 import { renderBadges } from "./tokens.js";
 
 function el(tag, className, text) {
@@ -27,13 +28,43 @@ export class Inspector {
     this.form = null;
   }
 
+  // Called by the editor's render on every store change. The panel is rebuilt when the selection
+  // changes or when what it shows was changed elsewhere (undo, redo, the canvas); the inspector's
+  // own edits only refresh the badges, so typing keeps its focus and caret.
+  render(change) {
+    const selected = this.editor.store.ui.selected;
+    const key = selected ? `${selected.kind}:${selected.id}` : "";
+    const shown = this.snapshot(selected);
+    if (change.selection || key !== this.shownKey || (change.doc && change.origin !== "inspector" && shown !== this.shownData)) {
+      this.show();
+    } else if (change.doc) {
+      this.shownData = shown;
+      this.refreshBadges();
+    } else if (change.origin === "report" && this.selectedNode()) {
+      this.showReportErrors(this.selectedNode().id);
+    }
+  }
+
+  selectedNode() {
+    const id = this.editor.selectedNodeId();
+    return id ? this.editor.node(id) : null;
+  }
+
+  snapshot(selected) {
+    if (selected?.kind === "node") return JSON.stringify(this.editor.node(selected.id)?.data ?? null);
+    if (selected?.kind === "edge") return JSON.stringify(this.editor.state.edges.find((e) => e.id === selected.id) ?? null);
+    return "";
+  }
+
   show() {
-    const selected = this.editor.state.selected;
+    const selected = this.editor.store.ui.selected;
     this.seq += 1;
     this.form = null;
     this.touched = new Set();
+    this.shownKey = selected ? `${selected.kind}:${selected.id}` : "";
+    this.shownData = this.snapshot(selected);
     if (selected?.kind === "node" && this.editor.node(selected.id)) return this.showNode(this.editor.node(selected.id));
-    if (selected?.kind === "edge") return this.showEdge(selected.id);
+    if (selected?.kind === "edge" && this.editor.state.edges.some((e) => e.id === selected.id)) return this.showEdge(selected.id);
     return this.showGuide();
   }
 
@@ -46,10 +77,11 @@ export class Inspector {
       "With a node selected, click an action in the palette: it is added after that node and connected.",
       "Fill the action's form. In fields marked “@ reference”, type @ to pick a value of an earlier node.",
       "Condition nodes have a true and a false handle: click one, then click the node to run on that branch.",
-      "Save, then Run with an input JSON. Validate shows problems at the node and the field.",
+      "Save, then Run with an input JSON. Validate shows problems at the node and the field; Runs lists earlier runs.",
     ]) steps.append(el("li", null, text));
     box.append(steps);
-    box.append(el("p", "muted", "Drag a node by its title to move it. Select a node or an edge and press Delete to remove it."));
+    box.append(el("p", "muted", "Drag a node to move it, drag the background to pan, use the wheel or + and − to zoom. "
+      + "Select a node or an edge and press Delete to remove it; Ctrl+Z undoes any change."));
     this.root.replaceChildren(box);
   }
 
@@ -87,6 +119,7 @@ export class Inspector {
     labelInput.value = nodeLabel(node);
     labelInput.autocomplete = "off";
     labelInput.addEventListener("input", () => this.editor.renameNode(node.id, labelInput.value));
+    labelInput.addEventListener("change", () => this.editor.store.breakCoalescing());
     labelField.append(labelLabel, labelInput, el("p", "help", "Shown on the canvas and in @ lists; references keep working when you rename."));
     box.append(labelField);
 
@@ -99,6 +132,7 @@ export class Inspector {
     box.append(formBox);
 
     if (isTrigger(node)) {
+      if (nodeConfig(node).triggerType === "Webhook") box.append(this.editor.settings.webhookBox());
       box.append(el("p", "muted small", "Every workflow has exactly one trigger; it cannot be deleted."));
     } else {
       const remove = el("button", "danger", "Delete node");
@@ -136,9 +170,13 @@ export class Inspector {
     for (const input of form.querySelectorAll("input[name], textarea[name], select[name]")) {
       if (input.type === "hidden") continue;
       input.addEventListener("input", () => this.fieldInput(node.id, input));
-      input.addEventListener("change", () => this.fieldChanged(node.id, input));
+      input.addEventListener("change", () => {
+        this.editor.store.breakCoalescing(); // the next edit of this field is a new undo step
+        this.fieldChanged(node.id, input);
+      });
       if (input.dataset.references) this.editor.autocomplete.attach(input);
     }
+    enhancePairs(form, this.editor.autocomplete);
     this.refreshBadges();
     this.showReportErrors(node.id);
   }
@@ -146,21 +184,18 @@ export class Inspector {
   fieldInput(nodeId, input) {
     const node = this.editor.node(nodeId);
     if (!node || input.name === "triggerType") return;
-    const config = nodeConfig(node);
     const text = input.value;
+    let value = text;
     if (!text.trim()) {
-      delete config[input.name];
-    } else if (input.dataset.kind === "json" && !input.dataset.references) {
+      value = undefined;
+    } else if ((input.dataset.kind === "json" && !input.dataset.references) || input.dataset.kind === "pairs") {
       try {
-        config[input.name] = JSON.parse(text);
+        value = JSON.parse(text);
       } catch {
-        config[input.name] = text; // the form reports the JSON error; saving keeps what was typed
+        value = text; // the form reports the JSON error; saving keeps what was typed
       }
-    } else {
-      config[input.name] = text;
     }
-    this.refreshBadges();
-    this.editor.configChanged(nodeId);
+    this.editor.setConfig(nodeId, input.name, value);
   }
 
   fieldChanged(nodeId, input) {

@@ -1,5 +1,5 @@
-// The Run panel: the run input JSON, and each node's result of the last run; its output area
-// has two tabs, the run results and the (read-only) State panel.
+// The Run panel: the run input JSON, and each node's result of the shown run; its output area
+// has three tabs: the run results, the list of recent runs (runs.js) and the read-only State panel.
 
 import { nodeLabel } from "./graph.js";
 
@@ -19,11 +19,16 @@ export class RunPanel {
     this.editor = editor;
     this.input = document.getElementById("run-input");
     this.status = document.getElementById("run-status");
+    this.staleNote = document.getElementById("run-stale-note");
     this.results = document.getElementById("run-results");
     document.getElementById("btn-run").addEventListener("click", () => this.run());
     this.results.addEventListener("click", (e) => {
       const row = e.target.closest("[data-node-id]");
       if (row && this.editor.node(row.dataset.nodeId)) this.editor.selectNode(row.dataset.nodeId);
+    });
+    this.results.addEventListener("keydown", (e) => {
+      const row = e.target.closest("[data-node-id]");
+      if (e.key === "Enter" && row && this.editor.node(row.dataset.nodeId)) this.editor.selectNode(row.dataset.nodeId);
     });
     this.tabs = [...document.querySelectorAll(".output-tab")];
     for (const tab of this.tabs) {
@@ -45,6 +50,21 @@ export class RunPanel {
       document.getElementById(t.getAttribute("aria-controls")).hidden = !on;
     }
     if (tab.id === "tab-state") this.editor.statePanel.refresh();
+    if (tab.id === "tab-runs") this.editor.runs.refresh();
+  }
+
+  showTabById(id) {
+    this.showTab(document.getElementById(id));
+  }
+
+  // Called on every store change: the results list names nodes by their current labels, and
+  // says when the graph has changed since the shown run.
+  render() {
+    const run = this.editor.store.ui.run;
+    if (!run) return;
+    const stale = this.editor.store.runIsStale();
+    this.results.classList.toggle("stale", stale);
+    this.staleNote.hidden = !stale;
   }
 
   // Pre-fill the input with the trigger's sample input while the user has not typed one.
@@ -65,8 +85,8 @@ export class RunPanel {
       return this.showStatus('The run input must be a JSON object, for example {"block": 100}.', "error");
     }
     this.showStatus("Running…", "busy");
-    const execution = await this.editor.run(input);
-    if (execution) this.render(execution);
+    this.showTabById("tab-results"); // Run always shows its results, whichever tab was open
+    await this.editor.run(input);
   }
 
   showStatus(text, kind) {
@@ -74,15 +94,22 @@ export class RunPanel {
     this.status.textContent = text;
   }
 
-  render(execution) {
-    const time = new Date(execution.finishedAt || execution.startedAt).toLocaleTimeString();
-    if (execution.status === "success") this.showStatus(`Run succeeded at ${time} with input ${JSON.stringify(execution.input)}.`, "ok");
-    else this.showStatus(`Run failed at ${time}: ${execution.error}`, "error");
+  // Each node's result of `execution`; `lead` names where the run comes from ("Run", "Last run").
+  showExecution(execution, { lead = "Run", switchTab = true } = {}) {
+    if (switchTab) this.showTabById("tab-results");
+    const when = execution.finishedAt || execution.startedAt || execution.queuedAt;
+    const time = when ? new Date(when).toLocaleTimeString() : "?";
+    const how = execution.trigger ? ` (${execution.trigger})` : "";
+    if (execution.status === "success") this.showStatus(`${lead} succeeded at ${time}${how} with input ${JSON.stringify(execution.input)}.`, "ok");
+    else if (execution.status === "error") this.showStatus(`${lead} failed at ${time}${how}: ${execution.error}`, "error");
+    else this.showStatus(`${lead} is ${execution.status} (${time}${how}).`, "");
+    this.status.dataset.executionId = execution.id;
     const rows = [];
     for (const node of this.editor.state.nodes) {
-      const result = execution.nodeResults[node.id];
+      const result = (execution.nodeResults || {})[node.id];
       const row = el("li", "result");
       row.dataset.nodeId = node.id;
+      row.tabIndex = 0; // Enter selects the node, like a click
       const head = el("div", "result-head");
       let mark;
       let note;
@@ -111,5 +138,6 @@ export class RunPanel {
       rows.push(row);
     }
     this.results.replaceChildren(...rows);
+    this.render();
   }
 }

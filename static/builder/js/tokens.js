@@ -1,6 +1,7 @@
 // <<@nodeId:Label.path>> references, read the way the server reads them (DESIGN.md §3).
 
 export const SYSTEM_NODE_ID = "__system";
+export const SECRETS_NODE_ID = "__secrets"; // <<@__secrets:Secrets.NAME>>: an organization secret
 
 const TOKEN_SOURCE = "<<@([^:<>\\s]+):(.*?)>>";
 
@@ -29,6 +30,10 @@ export function describeToken(tok, nodesById) {
   if (tok.nodeId === SYSTEM_NODE_ID) {
     const [, path] = splitLabelPath(tok.rest, "System");
     return { label: "System", path, missing: false, system: true };
+  }
+  if (tok.nodeId === SECRETS_NODE_ID) {
+    const [, path] = splitLabelPath(tok.rest, "Secrets");
+    return { label: "Secret", path, missing: false, system: true };
   }
   const node = nodesById.get(tok.nodeId);
   const current = node ? (node.data && node.data.label) || node.id : null;

@@ -1,0 +1,89 @@
+"""The API's throttles, counted exactly in Postgres (keeperstate.ratelimits): per token (or per
+user for a session), per address for anonymous clients, and failed authentications per address.
+Rates come from REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] (settings, from the environment) and are
+read on each request, so tests and operators can change them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import exceptions
+from rest_framework.request import Request
+from rest_framework.settings import api_settings
+from rest_framework.throttling import BaseThrottle
+
+from keeperstate.ratelimits import hit
+from keeperstate.security.client import client_address
+
+PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_rate(rate: object) -> tuple[int, int]:
+    """'1200/min' → (1200, 60)."""
+    count, period = str(rate).split("/")
+    return int(count), PERIODS[period.strip()[0]]
+
+
+class _Throttle(BaseThrottle):
+    scope = ""
+    retry_after = 1
+
+    def ident(self, request: Request) -> str | None:
+        raise NotImplementedError
+
+    def allow_request(self, request: Request, view: Any) -> bool:
+        rate = api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+        ident = self.ident(request)
+        if not rate or ident is None:
+            return True
+        limit, period = parse_rate(rate)
+        decision = hit(self.scope, ident, limit=limit, period=period)
+        self.retry_after = decision.retry_after
+        return decision.allowed
+
+    def wait(self) -> float:
+        return self.retry_after
+
+
+class ClientThrottle(_Throttle):
+    """Authenticated clients: per token when one was sent (each integration its own budget), else
+    per user (a browser session)."""
+
+    scope = "api_user"
+
+    def ident(self, request: Request) -> str | None:
+        if not request.user.is_authenticated:
+            return None
+        token_key = getattr(request.auth, "token_key", None)
+        return f"token:{token_key}" if token_key else f"user:{request.user.pk}"
+
+
+class AnonymousThrottle(_Throttle):
+    scope = "api_anon"
+
+    def ident(self, request: Request) -> str | None:
+        if request.user.is_authenticated:
+            return None
+        return client_address(request._request) or "unknown"
+
+
+def record_auth_failure(request: Request) -> None:
+    """Count a failed authentication of the client's address; past the ``auth_failure`` rate,
+    raise Throttled (429) instead of answering another 401."""
+    rate = api_settings.DEFAULT_THROTTLE_RATES.get("auth_failure")
+    if not rate:
+        return
+    limit, period = parse_rate(rate)
+    decision = hit("auth_failure", client_address(request._request) or "unknown", limit=limit, period=period)
+    if not decision.allowed:
+        raise exceptions.Throttled(wait=decision.retry_after)
+
+
+class WebhookThrottle(_Throttle):
+    """Webhook calls per sending address: its own scope, since a webhook sender is neither a
+    person nor a token holder (the organization's runs per minute still apply to what runs)."""
+
+    scope = "webhook"
+
+    def ident(self, request: Request) -> str | None:
+        return client_address(request._request) or "unknown"

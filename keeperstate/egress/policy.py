@@ -1,0 +1,145 @@
+"""Which addresses a workflow may reach.
+
+A run must not reach the service's own network: loopback, private, link-local (cloud
+metadata), multicast, unspecified and other non-global addresses are refused, in IPv4, IPv6
+and the IPv6 forms that carry an IPv4 address (mapped, 6to4, NAT64, Teredo).
+``KEEPERSTATE_HTTP_ALLOW`` opens exceptions: a host name (matched against the URL's host), a
+``host:port``, an IP or ``ip:port`` (matched against the address connected to) or a CIDR.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from keeperstate.errors import CodedError
+
+logger = logging.getLogger(__name__)
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+# Metadata services that are not link-local or private everywhere (named so the refusal says so).
+METADATA_ADDRESSES = frozenset(
+    ipaddress.ip_address(a) for a in ("169.254.169.254", "169.254.170.2", "fd00:ec2::254", "100.100.100.200")
+)
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+class EgressBlocked(CodedError):
+    code = "HTTP_EGRESS_BLOCKED"
+
+
+@dataclass(frozen=True)
+class AllowEntry:
+    host: str | None = None  # a host name, lower case
+    address: IPAddress | None = None
+    network: IPNetwork | None = None
+    port: int | None = None
+
+    def matches(self, host: str, ip: IPAddress, port: int) -> bool:
+        if self.port is not None and self.port != port:
+            return False
+        if self.network is not None:
+            return ip in self.network
+        if self.address is not None:
+            return ip == self.address
+        return self.host == host.lower().rstrip(".")
+
+
+def parse_allow_entry(text: str) -> AllowEntry:
+    """``example.com``, ``example.com:8080``, ``10.0.0.5``, ``127.0.0.1:8000``, ``[::1]:8000``,
+    ``10.0.0.0/8`` or ``fd00::/8``; raises ValueError for anything else."""
+    text = text.strip()
+    if not text:
+        raise ValueError("empty entry")
+    if "/" in text:
+        return AllowEntry(network=ipaddress.ip_network(text, strict=False))
+    host, port = text, None
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        port = int(rest[1:]) if rest.startswith(":") else None
+    elif text.count(":") == 1:
+        host, _, raw_port = text.partition(":")
+        port = int(raw_port)
+    try:
+        return AllowEntry(address=ipaddress.ip_address(host), port=port)
+    except ValueError:
+        pass
+    if not host or any(c in host for c in " /@[]"):
+        raise ValueError(f"not a host: {text!r}")
+    return AllowEntry(host=host.lower().rstrip("."), port=port)
+
+
+def allow_entries(raw: Iterable[str] | str | None = None) -> list[AllowEntry]:
+    """The allow list from settings (a list, or one comma-separated text)."""
+    if raw is None:
+        raw = getattr(settings, "KEEPERSTATE_HTTP_ALLOW", [])
+    items = raw.split(",") if isinstance(raw, str) else list(raw)
+    entries = []
+    for item in items:
+        if not item or not item.strip():
+            continue
+        try:
+            entries.append(parse_allow_entry(item))
+        except ValueError:
+            # a typo must not stop every run; the refusal message names the setting to fix
+            logger.warning("KEEPERSTATE_HTTP_ALLOW: ignoring %r (not a host, host:port, IP or CIDR)", item)
+    return entries
+
+
+def embedded_ipv4(ip: IPAddress) -> list[IPAddress]:
+    """The IPv4 addresses an IPv6 address carries and a network may route to."""
+    if not isinstance(ip, ipaddress.IPv6Address):
+        return []
+    found: list[IPAddress] = []
+    if ip.ipv4_mapped is not None:
+        found.append(ip.ipv4_mapped)
+    if ip.sixtofour is not None:
+        found.append(ip.sixtofour)
+    if ip.teredo is not None:
+        found.extend(ip.teredo)
+    if ip in _NAT64:
+        found.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+    # IPv4-compatible (::a.b.c.d, deprecated but still parsed by some stacks)
+    if int(ip) >> 32 == 0 and int(ip) > 1:
+        found.append(ipaddress.IPv4Address(int(ip)))
+    return found
+
+
+def refusal_reason(ip: IPAddress) -> str | None:
+    """Why a run may not connect to this address, or None when it is a public address."""
+    for candidate in [*embedded_ipv4(ip), ip]:  # the IPv4 inside first: it names the real target
+        if candidate in METADATA_ADDRESSES:
+            return "a cloud metadata address"
+        if candidate.is_loopback:
+            return "a loopback address"
+        if candidate.is_unspecified:
+            return "the unspecified address"
+        if candidate.is_link_local:
+            return "a link-local address"
+        if candidate.is_multicast:
+            return "a multicast address"
+        if candidate.is_private:
+            return "a private address"
+        if not candidate.is_global or candidate.is_reserved:
+            return "a reserved, non-public address"
+    return None
+
+
+def check_address(host: str, ip: IPAddress, port: int, entries: list[AllowEntry]) -> None:
+    """Raise EgressBlocked unless a run may connect to ``ip:port`` for the URL host ``host``."""
+    reason = refusal_reason(ip)
+    if reason is None or any(entry.matches(host, ip, port) for entry in entries):
+        return
+    shown = host if host == str(ip) else f"{host} ({ip})"
+    raise EgressBlocked(
+        f"Requests to {shown} are blocked: it is {reason}, and workflows may reach only public "
+        "addresses. Use the service's public address; an operator can allow this host in "
+        "KEEPERSTATE_HTTP_ALLOW.",
+        details={"host": host, "address": str(ip), "port": port},
+    )

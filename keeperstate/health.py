@@ -1,0 +1,34 @@
+"""`GET /healthz`: whether this web process can serve, for a load balancer or a supervisor.
+
+200 ``{"status": "ok"}`` when the database answers, else 503 ``{"code": "DATABASE_ERROR", ...}``.
+No session, no user, no CSRF: a probe carries none, and answering must not depend on them.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import DatabaseError, connection
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+logger = logging.getLogger(__name__)
+
+
+@never_cache
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+    except DatabaseError as exc:
+        reason = next(iter(str(exc).strip().splitlines()), type(exc).__name__)
+        logger.warning("health check: the database does not answer (%s)", reason)
+        response = JsonResponse(
+            {"status": "unavailable", "code": "DATABASE_ERROR", "detail": "The database does not answer."},
+            status=503,
+        )
+        response["Retry-After"] = "5"
+        return response
+    return JsonResponse({"status": "ok"})

@@ -1,0 +1,118 @@
+// The workflow's switches beside the graph: Active (through PATCH /api/workflows/<id>/), the
+// schedule's next run, and the webhook's URL and secret shown with a Webhook trigger.
+
+import { csrfToken } from "./http.js";
+import { isTrigger, nodeConfig } from "./graph.js";
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+async function send(method, url, body) {
+  try {
+    const response = await fetch(url, {
+      method,
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    let data = {};
+    try {
+      data = await response.json();
+    } catch {
+      data = { detail: `The server answered ${response.status}.` };
+    }
+    return { ok: response.ok, data };
+  } catch {
+    return { ok: false, data: { detail: "The server cannot be reached." } };
+  }
+}
+
+export class WorkflowSettings {
+  constructor(editor, root) {
+    this.editor = editor;
+    this.values = JSON.parse(document.getElementById("workflow-settings").textContent);
+    this.apiUrl = root.dataset.workflowApiUrl;
+    this.secretUrl = root.dataset.webhookSecretUrl;
+    this.switchEl = document.getElementById("active-switch");
+    this.nextEl = document.getElementById("next-run");
+    this.switchEl.addEventListener("change", () => this.setActive(this.switchEl.checked));
+    this.renderNextRun();
+  }
+
+  triggerType() {
+    const trigger = this.editor.state.nodes.find(isTrigger);
+    return trigger ? nodeConfig(trigger).triggerType || "Manual" : "Manual";
+  }
+
+  renderNextRun() {
+    const { active, nextRunAt } = this.values;
+    const type = this.triggerType();
+    let text = "";
+    if (!active) text = type === "Manual" ? "" : `Off: the ${type.toLowerCase()} trigger does not fire.`;
+    else if (nextRunAt) text = `Next run ${new Date(nextRunAt).toLocaleString()}`;
+    else if (type === "Webhook") text = "On: the webhook runs it.";
+    else if (type === "Schedule") text = "On: save to schedule it.";
+    this.nextEl.textContent = text;
+    this.nextEl.title = nextRunAt || "";
+  }
+
+  async setActive(active) {
+    const { ok, data } = await send("PATCH", this.apiUrl, { active });
+    if (!ok) {
+      this.switchEl.checked = !active;
+      this.editor.setStatus(`Not switched ${active ? "on" : "off"}: ${data.detail || Object.values(data).flat()[0] || "try again."}`, "error");
+      return;
+    }
+    this.values.active = data.active;
+    this.values.nextRunAt = data.nextRunAt;
+    this.renderNextRun();
+    this.editor.setStatus(active ? "Active: its schedule and webhook run it." : "Inactive: only Run and the API start it.", "ok");
+  }
+
+  // After a save the schedule may have moved: read the workflow again.
+  async refresh() {
+    const { ok, data } = await send("GET", this.apiUrl);
+    if (!ok) return;
+    this.values.active = data.active;
+    this.values.nextRunAt = data.nextRunAt;
+    this.switchEl.checked = data.active;
+    this.renderNextRun();
+  }
+
+  // The webhook's address and secret, for the inspector of a Webhook trigger.
+  webhookBox() {
+    const box = el("section", "webhook-info");
+    box.setAttribute("aria-label", "Webhook");
+    box.append(el("h3", null, "Calling this webhook"));
+    const url = el("code", "webhook-url", this.values.webhookUrl);
+    const secret = el("code", "webhook-secret", this.values.webhookSecret);
+    const rotate = el("button", "small-button", "New secret");
+    rotate.type = "button";
+    rotate.addEventListener("click", async () => {
+      // eslint-disable-next-line no-alert -- the browser's own dialog is keyboard-operable and modal
+      if (!window.confirm("Make a new secret? Callers using the old one get 404 from now on.")) return;
+      const { ok, data } = await send("POST", this.secretUrl, {});
+      if (!ok) return this.editor.setStatus(`No new secret: ${data.detail || "try again."}`, "error");
+      this.values.webhookSecret = data.webhookSecret;
+      secret.textContent = data.webhookSecret;
+      this.editor.setStatus("New webhook secret made; the old one no longer works.", "ok");
+    });
+    const list = el("dl");
+    const address = el("dd");
+    address.append(url);
+    list.append(el("dt", null, "POST a JSON object to"), address);
+    list.append(el("dt", null, "with the header"));
+    const header = el("dd");
+    header.append(el("code", null, "X-KeeperState-Secret: "), secret, " ", rotate);
+    list.append(header);
+    box.append(list);
+    box.append(el("p", "help", this.values.active
+      ? "The workflow is active: a call runs it with the body as input."
+      : "Switch the workflow to Active (under the canvas) for calls to run it."));
+    return box;
+  }
+}

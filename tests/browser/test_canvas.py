@@ -1,0 +1,184 @@
+"""The canvas an author lives in: Auto-layout and fit keep every card apart and in view, the view
+pans and zooms, and undo/redo take back every graph and config change exactly."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from playwright.sync_api import expect
+
+from keeperstate.models import Workflow
+from tests.browser.helpers import (
+    accept_next_dialog,
+    add_from_palette,
+    boxes,
+    card,
+    field,
+    has_class,
+    inside,
+    open_editor,
+    overlapping,
+    save,
+    select_node,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def add_false_branch(page) -> None:
+    """A second branch off the Condition's false handle: State Increment, then State Delete."""
+    select_node(page, "condition-1")
+    add_from_palette(page, "State Increment", "state-increment-1")  # a Condition: connected by hand
+    field(page, "key").fill("misses")
+    card(page, "condition-1").locator('.handle.out[data-handle="false"]').click()
+    card(page, "state-increment-1").locator(".node-head").click()
+    add_from_palette(page, "State Delete", "state-delete-1")  # after the selected increment
+    field(page, "key").fill("alert")
+    expect(page.locator(".edge")).to_have_count(5)
+
+
+def assert_apart_and_in_view(page) -> None:
+    frame = page.locator("#canvas").bounding_box()
+    cards = boxes(page)
+    assert len(cards) == 6
+    for (a_id, a), (b_id, b) in itertools.combinations(cards.items(), 2):
+        assert not overlapping(a, b), f"{a_id} overlaps {b_id}"
+    for node_id, box in cards.items():
+        assert inside(box, frame), f"{node_id} is outside the visible canvas"
+
+
+def test_auto_layout_and_fit_keep_every_card_apart_and_in_view(author_page, monitor, artifacts):
+    page = author_page
+    open_editor(page, monitor.id)
+    add_false_branch(page)
+
+    page.locator("#btn-layout").click()
+    assert_apart_and_in_view(page)
+    cards = boxes(page)
+    # top-down by rank, the two branches side by side under the Condition
+    assert cards["trigger"]["y"] < cards["state-get-1"]["y"] < cards["condition-1"]["y"] < cards["state-set-1"]["y"]
+    assert cards["state-set-1"]["y"] == cards["state-increment-1"]["y"]
+    assert cards["state-set-1"]["x"] < cards["state-increment-1"]["x"]  # true left of false
+    assert cards["state-delete-1"]["y"] > cards["state-increment-1"]["y"]
+    page.screenshot(path=str(artifacts / "editor-auto-layout.png"))
+
+    # when the view was moved away, Fit brings everything back
+    page.locator("#btn-zoom-in").click()
+    page.locator("#btn-zoom-in").click()
+    page.locator("#canvas").press("ArrowLeft")
+    page.locator("#btn-fit").click()
+    assert_apart_and_in_view(page)
+
+
+def test_dragging_the_background_pans_and_zoom_scales_the_view(author_page, monitor):
+    page = author_page
+    open_editor(page, monitor.id)
+    frame = page.locator("#canvas").bounding_box()
+    before = card(page, "trigger").bounding_box()
+
+    # pan: drag an empty spot of the background
+    page.mouse.move(frame["x"] + 10, frame["y"] + 10)
+    page.mouse.down()
+    page.mouse.move(frame["x"] + 70, frame["y"] + 40, steps=5)
+    page.mouse.up()
+    panned = card(page, "trigger").bounding_box()
+    assert (round(panned["x"] - before["x"]), round(panned["y"] - before["y"])) == (60, 30)
+    expect(page.locator("#inspector .guide")).to_be_visible()  # a pan is not a click: nothing selected
+
+    # zoom with the buttons
+    page.locator("#btn-zoom-in").click()
+    zoomed = card(page, "trigger").bounding_box()
+    assert zoomed["width"] == pytest.approx(panned["width"] * 1.2, rel=0.02)
+    page.locator("#btn-zoom-out").click()
+    assert card(page, "trigger").bounding_box()["width"] == pytest.approx(panned["width"], rel=0.02)
+
+    # zoom with the wheel, around the pointer
+    page.mouse.move(frame["x"] + frame["width"] / 2, frame["y"] + frame["height"] / 2)
+    page.mouse.wheel(0, 200)
+    assert card(page, "trigger").bounding_box()["width"] < panned["width"] * 0.9
+    expect(page.locator("#zoom-level")).not_to_have_text("100%")
+
+
+def saved_graph(workflow: Workflow) -> tuple[list, list]:
+    workflow.refresh_from_db()
+    return workflow.nodes, workflow.edges
+
+
+def test_undo_and_redo_restore_the_exact_saved_graph(author_page, monitor):
+    page = author_page
+    open_editor(page, monitor.id)
+    page.locator("#btn-layout").click()
+    save(page)
+    original = saved_graph(monitor)
+
+    # add (after State Set, so connected), edit its config, connect the false branch, delete State Set
+    select_node(page, "state-set-1")
+    add_from_palette(page, "State Delete", "state-delete-1")
+    field(page, "key").fill("alert")
+    field(page, "key").blur()
+    card(page, "condition-1").locator('.handle.out[data-handle="false"]').click()
+    card(page, "state-delete-1").locator(".node-head").click()
+    select_node(page, "state-set-1")
+    page.locator("#btn-delete-node").click()  # nothing references it: no question asked
+    expect(card(page, "state-set-1")).to_have_count(0)
+    save(page)
+    edited = saved_graph(monitor)
+    assert edited != original
+
+    # undo all four steps: the graph is exactly what was saved before
+    steps = ("delete State Set", "connect New block? to State Delete", "edit key of State Delete", "add State Delete")
+    for step in steps:
+        expect(page.locator("#btn-undo")).to_have_attribute("title", f"Undo: {step} (Ctrl+Z)")
+        page.locator("#btn-undo").click()
+    expect(page.locator("#btn-undo")).to_have_attribute("title", "Undo: auto-layout (Ctrl+Z)")  # the step before
+    expect(card(page, "state-delete-1")).to_have_count(0)
+    expect(card(page, "state-set-1")).to_have_count(1)
+    save(page)
+    assert saved_graph(monitor) == original
+
+    # redo them from the keyboard: the edited graph is back
+    page.locator("#canvas").focus()
+    for _ in range(4):
+        page.keyboard.press("Control+Shift+Z")
+    expect(page.locator("#btn-redo")).to_be_disabled()
+    save(page)
+    assert saved_graph(monitor) == edited
+
+    # and Ctrl+Z takes back the last one
+    page.locator("#canvas").focus()
+    page.keyboard.press("Control+z")
+    expect(card(page, "state-set-1")).to_have_count(1)
+    expect(page.locator("#status")).to_have_text("Undid: delete State Set.")
+
+
+def test_undoing_a_config_edit_puts_the_old_value_back_in_the_open_form(author_page, monitor):
+    page = author_page
+    open_editor(page, monitor.id)
+    select_node(page, "state-get-1")
+    field(page, "key").fill("height")
+    field(page, "key").blur()
+    expect(card(page, "state-get-1").locator(".summary-value")).to_have_text("height")
+
+    page.locator("#btn-undo").click()
+
+    expect(field(page, "key")).to_have_value("cursor")
+    expect(card(page, "state-get-1").locator(".summary-value")).to_have_text("cursor")
+    page.locator("#btn-redo").click()
+    expect(field(page, "key")).to_have_value("height")
+
+
+def test_a_broken_reference_is_marked_on_the_card_and_long_text_shows_whole_on_hover(author_page, monitor):
+    page = author_page
+    open_editor(page, monitor.id)
+    condition = card(page, "condition-1")
+    line = condition.locator(".summary-line")
+    expect(line).to_have_attribute("title", "Condition: " + monitor.nodes[2]["data"]["config"]["condition"])
+    expect(condition.locator(".ref-badge")).to_have_count(3)  # each reference as a badge, not cut to "not …"
+
+    select_node(page, "state-get-1")
+    accept_next_dialog(page)
+    page.locator("#btn-delete-node").click()
+
+    expect(condition).to_have_class(has_class("has-broken-reference"))
+    expect(condition.locator(".ref-badge.missing").first).to_be_visible()

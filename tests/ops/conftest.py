@@ -1,0 +1,33 @@
+"""A data folder per test module, initialised and migrated once: every test of the module starts
+its processes on it and leaves its embedded Postgres stopped (a shared machine runs out of room
+for a fresh initdb per test, and each costs ~20 s)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.ops.serving import Managed, stop_embedded_postgres
+
+
+@pytest.fixture(scope="module")
+def prepared_dir(tmp_path_factory):
+    failures = []
+    for _attempt in range(2):  # initdb can fail for a moment when the machine is short of memory
+        path = tmp_path_factory.mktemp("data")
+        migrate = Managed("migrate", "--verbosity", "0", data_dir=path)
+        if migrate.stop(sig=0, timeout=240) == 0:
+            break
+        failures.append(migrate.output())
+        stop_embedded_postgres(path)
+    else:
+        raise AssertionError("could not prepare a data folder:\n" + "\n".join(failures))
+    yield path
+    stop_embedded_postgres(path)
+
+
+@pytest.fixture
+def data_dir(prepared_dir):
+    """The module's prepared folder, with no server running before or after the test."""
+    stop_embedded_postgres(prepared_dir)
+    yield prepared_dir
+    stop_embedded_postgres(prepared_dir)

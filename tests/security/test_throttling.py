@@ -1,0 +1,195 @@
+"""Throttling: login lockout (django-axes) with unlock, API throttles per token and per address,
+bad tokens, and each organization's runs per minute — all 429 with Retry-After."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from axes.models import AccessAttempt
+from axes.utils import reset
+from django.db import connection
+from django.test import Client
+
+from keeperstate.models import WorkflowExecution
+from keeperstate.ratelimits import Throttled, check_org_run_rate, hit
+from tests.api.conftest import json_client, token_client
+
+pytestmark = pytest.mark.django_db
+
+LOGIN_PAGES = ["/accounts/login/", "/admin/login/"]
+
+
+@pytest.fixture
+def low_login_limit(settings):
+    settings.AXES_FAILURE_LIMIT = 3
+
+
+def attempt(client: Client, page: str, username: str, password: str, address: str = "10.0.0.1"):
+    return client.post(page, {"username": username, "password": password}, REMOTE_ADDR=address)
+
+
+@pytest.mark.parametrize("page", LOGIN_PAGES)
+def test_repeated_failures_lock_the_user_out_even_with_the_right_password(client, user, low_login_limit, page):
+    for _ in range(3):
+        attempt(client, page, "alice", "wrong")
+
+    locked = attempt(client, page, "alice", "pw-alice")
+
+    assert locked.status_code == 429
+    assert "Too many failed logins" in locked.content.decode()
+    assert "_auth_user_id" not in client.session
+
+
+def test_the_lockout_is_per_user_across_addresses(client, user, low_login_limit):
+    for n in range(3):
+        attempt(client, "/accounts/login/", "alice", "wrong", address=f"10.0.0.{n + 1}")
+
+    assert attempt(client, "/accounts/login/", "alice", "pw-alice", address="10.9.9.9").status_code == 429
+
+
+def test_the_lockout_is_per_address_across_users(client, user, low_login_limit):
+    for name in ("x1", "x2", "x3"):
+        attempt(client, "/accounts/login/", name, "wrong", address="10.0.0.7")
+
+    assert attempt(client, "/accounts/login/", "alice", "pw-alice", address="10.0.0.7").status_code == 429
+    assert attempt(client, "/accounts/login/", "alice", "pw-alice", address="10.0.0.8").status_code == 302
+
+
+def test_an_admin_unlock_lets_the_user_in_again(client, user, low_login_limit):
+    for _ in range(3):
+        attempt(client, "/accounts/login/", "alice", "wrong")
+    assert AccessAttempt.objects.filter(username="alice").exists()
+
+    reset(username="alice")  # what admin's "Access attempts" delete and axes_reset_username do
+    reset(ip="10.0.0.1")
+
+    assert attempt(client, "/accounts/login/", "alice", "pw-alice").status_code == 302
+
+
+def test_fewer_failures_than_the_limit_do_not_lock(client, user, low_login_limit):
+    for _ in range(2):
+        attempt(client, "/accounts/login/", "alice", "wrong")
+
+    assert attempt(client, "/accounts/login/", "alice", "pw-alice").status_code == 302
+
+
+def assert_throttled(response):
+    assert response.status_code == 429, response.content
+    assert response.json()["code"] == "THROTTLED"
+    assert response.json()["detail"]
+    assert 1 <= int(response["Retry-After"]) <= 60
+
+
+def test_a_token_past_its_rate_gets_429_with_retry_after(user, settings):
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {
+        **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "api_user": "5/min"}}
+    api = token_client(user)
+
+    answers = [api.get("/api/actions/") for _ in range(6)]
+
+    assert [a.status_code for a in answers[:5]] == [200] * 5
+    assert_throttled(answers[5])
+    assert token_client(user).get("/api/actions/").status_code == 200  # another token, its own budget
+
+
+def test_anonymous_clients_are_throttled_per_address(settings):
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {
+        **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "api_anon": "3/min"}}
+    client = json_client()
+
+    answers = [client.get("/api/schema/?format=json", REMOTE_ADDR="10.1.1.1") for _ in range(4)]
+
+    assert [a.status_code for a in answers[:3]] == [200] * 3
+    assert_throttled(answers[3])
+    assert client.get("/api/schema/?format=json", REMOTE_ADDR="10.1.1.2").status_code == 200
+
+
+def test_bad_tokens_from_one_address_draw_429(settings):
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {
+        **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "auth_failure": "5/min"}}
+    client = json_client()
+    client.credentials(HTTP_AUTHORIZATION="Token ks_" + "0" * 64)
+
+    answers = [client.get("/api/workflows/", REMOTE_ADDR="10.2.2.2") for _ in range(7)]
+
+    assert [a.status_code for a in answers[:5]] == [401] * 5
+    assert_throttled(answers[5])
+
+
+def test_default_limits_do_not_throttle_a_busy_client(user):
+    api = token_client(user)
+
+    assert {api.get("/api/actions/").status_code for _ in range(100)} == {200}
+
+
+def test_an_organizations_runs_per_minute_are_capped_in_the_api(user, monitor, settings):
+    settings.KEEPERSTATE_ORG_RUNS_PER_MINUTE = 3
+    api = token_client(user)
+
+    answers = [api.post(f"/api/workflows/{monitor.id}/execute/", {"input": {"block": n}}) for n in range(4)]
+
+    assert [a.status_code for a in answers[:3]] == [201] * 3
+    assert_throttled(answers[3])
+    assert WorkflowExecution.objects.count() == 3
+
+
+def test_an_organizations_runs_per_minute_are_capped_in_the_editor(user, monitor, settings):
+    settings.KEEPERSTATE_ORG_RUNS_PER_MINUTE = 2
+    client = Client()
+    client.force_login(user)
+    url = f"/builder/workflows/{monitor.id}/run/"
+
+    answers = [client.post(url, json.dumps({"input": {"block": n}}), content_type="application/json")
+               for n in range(3)]
+
+    assert [a.status_code for a in answers] == [200, 200, 429]
+    assert answers[2].json()["code"] == "THROTTLED"
+    assert int(answers[2]["Retry-After"]) >= 1
+
+
+def test_the_run_cap_is_per_organization(user, monitor, foreign_workflow, settings):
+    settings.KEEPERSTATE_ORG_RUNS_PER_MINUTE = 1
+    check_org_run_rate(monitor.organization_id)
+
+    with pytest.raises(Throttled):
+        check_org_run_rate(monitor.organization_id)
+    check_org_run_rate(foreign_workflow.organization_id)  # another organization: its own minute
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_counter_is_exact_under_concurrent_callers():
+    # given 12 threads, each with its own connection, racing for a limit of 5
+    barrier = threading.Barrier(12)
+    allowed: list[bool] = []
+
+    def one() -> None:
+        try:
+            barrier.wait(timeout=30)
+            allowed.append(hit("test_race", "org-1", limit=5, period=3600).allowed)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=one) for _ in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    # then exactly five passed
+    assert len(allowed) == 12
+    assert allowed.count(True) == 5
+
+
+def test_webhook_calls_from_one_address_are_throttled_on_their_own_rate(monitor, settings):
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {
+        **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "webhook": "2/min", "api_anon": "1/min"}}
+    monitor.active = True
+    monitor.save(update_fields=["active"])
+    hook = Client(HTTP_X_KEEPERSTATE_SECRET=monitor.webhook_secret)
+
+    answers = [hook.post(f"/hooks/{monitor.id}/", "{}", content_type="application/json") for _ in range(3)]
+
+    assert [a.status_code for a in answers[:2]] == [202, 202]
+    assert_throttled(answers[2])

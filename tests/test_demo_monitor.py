@@ -1,0 +1,193 @@
+"""The demo Block monitor against the demo's own feed and alerts endpoints, served for real by
+pytest-django's live_server: the cursor advances once per new block and each block alerts once."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import Client
+
+from keeperstate import demo_feed
+from keeperstate.demo import block_monitor_graph, ensure_demo, live_block_monitor_graph, point_demo_at
+from keeperstate.engine.validation import validate_graph
+from keeperstate.executions import run_workflow
+from keeperstate.models import DemoAlert, WorkflowState
+from keeperstate.secrets.vault import SecretVault
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """The feed's clock, at the start of a block; ``clock.advance(blocks)`` moves it."""
+
+    class Clock:
+        at = demo_feed.GENESIS + 1_000_000 * 5
+
+        def advance(self, blocks):
+            self.at += blocks * demo_feed.block_seconds()
+
+    frozen = Clock()
+    monkeypatch.setattr(demo_feed, "now", lambda: frozen.at)
+    return frozen
+
+
+@pytest.fixture
+def demo(live_server, settings, transactional_db):
+    host = live_server.url.removeprefix("http://")
+    settings.KEEPERSTATE_HTTP_ALLOW = [host]  # what `serve` does for its own address
+    _org, _user, workflow = ensure_demo(password=None, base_url=live_server.url)
+    return workflow
+
+
+def test_the_demo_graph_is_valid():
+    nodes, edges = live_block_monitor_graph()
+
+    report = validate_graph(nodes, edges)
+
+    assert report.valid, report.as_dict()
+    assert report.warnings == []
+
+
+def test_monitor_advances_once_per_new_block_and_alerts_once_per_block(demo, clock):
+    first_block = demo_feed.current_block()
+
+    # first run: a new cursor and one alert
+    first = run_workflow(demo, {})
+    assert first.status == "success", first.node_results
+    assert WorkflowState.objects.get(workflow=demo, key="cursor").value == first_block
+    assert list(DemoAlert.objects.values_list("payload", flat=True)) == [
+        {"block": first_block, "previous": None, "cursorVersion": 1}
+    ]
+
+    # the same block again: nothing written, no alert
+    second = run_workflow(demo, {})
+    assert second.status == "success"
+    assert second.node_results["state-set-1"] == {"skipped": True}
+    assert second.node_results["send-alert"] == {"skipped": True}
+    assert WorkflowState.objects.get(workflow=demo, key="cursor").version == 1
+    assert DemoAlert.objects.count() == 1
+
+    # the feed moves on: the cursor advances by compare-and-set and one more alert arrives
+    clock.advance(1)
+    third = run_workflow(demo, {})
+    assert third.status == "success", third.node_results
+    cursor = WorkflowState.objects.get(workflow=demo, key="cursor")
+    assert (cursor.value, cursor.version) == (first_block + 1, 2)
+    assert DemoAlert.objects.count() == 2
+    assert DemoAlert.objects.first().payload == {"block": first_block + 1, "previous": first_block, "cursorVersion": 2}
+
+
+def test_alert_token_is_redacted_in_the_run(demo, clock):
+    token = SecretVault(demo.organization_id).value(demo_feed.ALERTS_SECRET)
+
+    execution = run_workflow(demo, {})
+
+    execution.refresh_from_db()
+    assert token not in json.dumps(execution.node_results)
+
+
+def test_alerts_endpoint_refuses_a_wrong_token(live_server, transactional_db):
+    ensure_demo(password=None)
+
+    response = Client().post("/demo/alerts/", "{}", content_type="application/json", HTTP_AUTHORIZATION="Bearer nope")
+
+    assert response.status_code == 401
+    assert DemoAlert.objects.count() == 0
+
+
+def test_feed_grows_every_few_seconds(clock, client):
+    before = client.get("/demo/feed/").json()["block"]
+    clock.advance(3)
+
+    assert client.get("/demo/feed/").json()["block"] == before + 3
+
+
+def test_alerts_page_lists_what_arrived(demo, clock, user):
+    run_workflow(demo, {})
+    client = Client()
+    client.force_login(user)
+
+    html = client.get("/demo/alerts/").content.decode()
+    listed = client.get("/demo/alerts/?format=json").json()["alerts"]
+
+    assert str(demo_feed.current_block()) in html
+    assert listed[0]["payload"]["block"] == demo_feed.current_block()
+
+
+def test_serve_allows_only_its_own_address(monkeypatch, settings):
+    from keeperstate.management.commands.serve import allow_own_address
+
+    monkeypatch.delenv("KEEPERSTATE_HTTP_ALLOW", raising=False)
+    settings.KEEPERSTATE_HTTP_ALLOW = []
+
+    allow_own_address("http://127.0.0.1:8080")
+    allow_own_address("http://127.0.0.1:8080")
+
+    assert settings.KEEPERSTATE_HTTP_ALLOW == ["127.0.0.1:8080"]
+    import os
+
+    assert os.environ["KEEPERSTATE_HTTP_ALLOW"] == "127.0.0.1:8080"
+
+
+def test_an_existing_demo_monitor_follows_the_servers_address(transactional_db):
+    _org, _user, workflow = ensure_demo(password=None, base_url="http://127.0.0.1:8000")
+
+    point_demo_at("http://127.0.0.1:9000")
+
+    workflow.refresh_from_db()
+    configs = [n["data"]["config"] for n in workflow.nodes]
+    urls = [c["url"] for c in configs if c.get("actionType") == "HTTP Request"]
+    assert urls == ["http://127.0.0.1:9000/demo/feed/", "http://127.0.0.1:9000/demo/alerts/"]
+
+
+@pytest.mark.concurrency
+def test_racing_runs_on_one_new_block_alert_once(demo, clock):
+    import threading
+
+    from django.db import connection
+
+    barrier = threading.Barrier(4)
+    statuses: list[str] = []
+
+    def one_run():
+        try:
+            barrier.wait(timeout=30)
+            statuses.append(run_workflow(demo, {}).status)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=one_run) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "a run did not finish"
+
+    # whoever lost the compare-and-set failed before alerting (or saw the block already stored)
+    assert len(statuses) == 4
+    assert DemoAlert.objects.count() == 1
+    assert WorkflowState.objects.get(workflow=demo, key="cursor").version == 1
+
+
+def test_a_monitor_seeded_input_driven_becomes_live_once_if_untouched(transactional_db):
+    from keeperstate.demo import LIVE_MONITOR_SEED
+    from keeperstate.models import DemoSeed
+
+    # given: a database seeded before the live monitor (its graph, no live marker)
+    _org, _user, workflow = ensure_demo(password=None)
+    nodes, edges = block_monitor_graph()
+    workflow.nodes, workflow.edges = nodes, edges
+    workflow.save()
+    DemoSeed.objects.filter(key=LIVE_MONITOR_SEED).delete()
+
+    # when serve seeds again
+    ensure_demo(password=None)
+
+    # then it is the live one, and a later change of the person's sticks
+    workflow.refresh_from_db()
+    assert (workflow.nodes, workflow.edges) == live_block_monitor_graph()
+    workflow.nodes, workflow.edges = nodes, edges
+    workflow.save()
+    ensure_demo(password=None)
+    workflow.refresh_from_db()
+    assert (workflow.nodes, workflow.edges) == (nodes, edges)
