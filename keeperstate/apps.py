@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class KeeperStateConfig(AppConfig):
@@ -8,3 +9,7 @@ class KeeperStateConfig(AppConfig):
 
     def ready(self) -> None:
         from keeperstate import audit  # noqa: F401  (connects the login and membership receivers)
+        from keeperstate.state.maintenance import sync_state_settings
+
+        # The triggers read their settings from a table; every migrate brings it up to date.
+        post_migrate.connect(sync_state_settings, sender=self)

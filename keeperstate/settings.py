@@ -165,11 +165,9 @@ KEEPERSTATE_SWEEP_BATCH_SIZE = env_int("KEEPERSTATE_SWEEP_BATCH_SIZE", 1000)
 # renders the values, expired rows included until swept).
 KEEPERSTATE_ORG_MAX_KEYS = env_int("KEEPERSTATE_ORG_MAX_KEYS", 10_000)
 KEEPERSTATE_ORG_MAX_BYTES = env_int("KEEPERSTATE_ORG_MAX_BYTES", 50 * 1024 * 1024)
-# Write history kept per key; the history trigger reads it from the connection's settings.
+# Write history kept per key. The history trigger reads it from the keeperstate_setting table,
+# written after every migrate (no connection option: those do not pass PgBouncer).
 KEEPERSTATE_HISTORY_PER_KEY = env_int("KEEPERSTATE_HISTORY_PER_KEY", 50)
-_options = DATABASES["default"].setdefault("OPTIONS", {})
-_history_option = f"-c keeperstate.history_per_key={KEEPERSTATE_HISTORY_PER_KEY}"
-_options["options"] = f"{_options.get('options', '')} {_history_option}".strip()
 
 # HTTP Request (DESIGN.md §12): the egress exceptions (hosts, host:port, IPs or CIDRs that a
 # workflow may reach although they are private) and the largest answer a run reads.

@@ -18,7 +18,9 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
     from django.conf import settings
 
     default = settings.DATABASES["default"]
-    default.setdefault("TEST", {})["NAME"] = f"test_keeperstate_{os.getpid()}"
+    # KEEPERSTATE_TEST_DB_NAME: a name chosen by a parent process (the PgBouncer test drops it).
+    name = os.environ.get("KEEPERSTATE_TEST_DB_NAME") or f"test_keeperstate_{os.getpid()}"
+    default.setdefault("TEST", {})["NAME"] = name
     # Tests need no crash durability: not waiting for each commit's WAL flush keeps the suite's
     # speed independent of the shared machine's disk. Locks, constraints and visibility are
     # unchanged.

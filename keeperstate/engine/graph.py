@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,27 +121,57 @@ class Graph:
             queue.extend(e.source for e in self.incoming(current))
         return list(seen)
 
+    def ancestor_bits(self) -> dict[str, int]:
+        """Each node's upstream nodes as a bit set (bit i: the i-th node of ``nodes``).
+
+        One pass in topological order, each node ORing its sources' sets: linear in the edges (a
+        set is n/64 machine words), where asking ``upstream`` of every node is quadratic.
+        Raises GraphInvalid for a cycle.
+        """
+        index = {node_id: i for i, node_id in enumerate(self.nodes)}
+        bits: dict[str, int] = {}
+        for node_id in self.topological_order():
+            found = 0
+            for e in self.incoming(node_id):
+                found |= bits[e.source] | (1 << index[e.source])
+            bits[node_id] = found
+        return bits
+
+    def upstream_test(self) -> Callable[[str, str], bool]:
+        """``is_upstream(candidate, node_id)``: whether candidate runs before node_id (acyclic graphs)."""
+        index = {node_id: i for i, node_id in enumerate(self.nodes)}
+        bits = self.ancestor_bits()
+        return lambda candidate, node_id: candidate in index and bool(bits[node_id] >> index[candidate] & 1)
+
     def cycle(self) -> list[str] | None:
-        """One cycle as a list of node ids, or None when the graph is acyclic."""
+        """One cycle as a list of node ids, or None when the graph is acyclic.
+
+        Depth-first with an explicit stack: a long chain (thousands of nodes) must not exhaust
+        Python's recursion limit.
+        """
         white, grey, black = 0, 1, 2
         colour = dict.fromkeys(self.nodes, white)
-        stack: list[str] = []
-
-        def visit(node_id: str) -> list[str] | None:
-            colour[node_id] = grey
-            stack.append(node_id)
-            for e in self.outgoing(node_id):
-                if colour[e.target] == grey:
-                    return stack[stack.index(e.target) :] + [e.target]
-                if colour[e.target] == white and (found := visit(e.target)):
-                    return found
-            stack.pop()
-            colour[node_id] = black
-            return None
-
-        for node_id in self.nodes:
-            if colour[node_id] == white and (found := visit(node_id)):
-                return found
+        for root in self.nodes:
+            if colour[root] != white:
+                continue
+            path = [root]  # the grey nodes, root first
+            position = {root: 0}
+            pending = [iter(self.outgoing(root))]
+            colour[root] = grey
+            while pending:
+                edge = next(pending[-1], None)
+                if edge is None:
+                    colour[path.pop()] = black
+                    pending.pop()
+                    continue
+                target = edge.target
+                if colour[target] == grey:
+                    return path[position[target] :] + [target]
+                if colour[target] == white:
+                    colour[target] = grey
+                    position[target] = len(path)
+                    path.append(target)
+                    pending.append(iter(self.outgoing(target)))
         return None
 
     def topological_order(self) -> list[str]:

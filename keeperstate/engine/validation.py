@@ -4,6 +4,7 @@ mistakes (a reference to a field the node does not output, a node nothing reache
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,7 +77,9 @@ def validate_graph(nodes: Any, edges: Any) -> ValidationReport:
         report.error(loop[0], None, "CYCLE", f"The workflow has a cycle ({' → '.join(loop)}); remove one of its edges.")
         return report  # upstream questions have no answer in a cyclic graph
 
-    reachable = set(_reachable(graph, triggers[0])) if len(triggers) == 1 else set(graph.nodes)
+    reachable = _reachable(graph, triggers[0]) if len(triggers) == 1 else set(graph.nodes)
+    # Computed once for the whole graph: asking each node for its upstream list is quadratic.
+    context = _Context(graph.labels(), graph.upstream_test())
     for index, edge in enumerate(edges):
         if has_nul(edge):
             report.error(None, None, "INVALID_TEXT", f"Edge #{index + 1} contains the character U+0000; remove it.")
@@ -98,7 +101,7 @@ def validate_graph(nodes: Any, edges: Any) -> ValidationReport:
                 f"Unknown action type '{graph.action_type(node_id)}'. Pick an action from the palette.",
             )
             continue
-        _check_config(graph, node_id, definition, report)
+        _check_config(graph, node_id, definition, report, context)
         _check_handles(graph, node_id, definition, report)
         if node_id not in reachable:
             report.warn(node_id, None, "UNREACHABLE", "No path from the trigger reaches this node, so it never runs.")
@@ -118,11 +121,23 @@ def _check_text(graph: Graph, node_id: str, report: ValidationReport) -> None:
         report.error(node_id, None, "INVALID_TEXT", "The node contains the character U+0000; remove it.")
 
 
-def _reachable(graph: Graph, start: str) -> list[str]:
-    seen = [start]
-    for node_id in seen:
-        seen.extend(e.target for e in graph.outgoing(node_id) if e.target not in seen)
+def _reachable(graph: Graph, start: str) -> set[str]:
+    seen = {start}
+    pending = [start]
+    while pending:
+        for e in graph.outgoing(pending.pop()):
+            if e.target not in seen:
+                seen.add(e.target)
+                pending.append(e.target)
     return seen
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What every node's checks share, computed once per graph."""
+
+    labels: dict[str, str]
+    is_upstream: Callable[[str, str], bool]
 
 
 def _check_trigger(graph: Graph, node_id: str, report: ValidationReport) -> None:
@@ -148,10 +163,10 @@ def _check_trigger(graph: Graph, node_id: str, report: ValidationReport) -> None
             report.error(node_id, exc.field, exc.code, exc.message)
 
 
-def _check_config(graph: Graph, node_id: str, definition: ActionDefinition, report: ValidationReport) -> None:
+def _check_config(
+    graph: Graph, node_id: str, definition: ActionDefinition, report: ValidationReport, context: _Context
+) -> None:
     config = graph.config(node_id)
-    upstream = set(graph.upstream(node_id))
-    labels = graph.labels()
     for config_field in definition.config_fields:
         raw = config.get(config_field.name)
         if raw is None or (isinstance(raw, str) and not raw.strip()):
@@ -163,9 +178,9 @@ def _check_config(graph: Graph, node_id: str, definition: ActionDefinition, repo
                     f"{config_field.label} is required.",  # the form shows the help beside it
                 )
             continue
-        refs = [ref for text in _texts(raw) for ref in find_references(text, labels)]
+        refs = [ref for text in _texts(raw) for ref in find_references(text, context.labels)]
         for ref in refs:
-            _check_reference(graph, node_id, config_field.name, ref, upstream, report)
+            _check_reference(graph, node_id, config_field.name, ref, context, report)
         problem = field_problem(config_field, raw)
         if problem is not None:
             report.error(node_id, config_field.name, *problem)
@@ -219,7 +234,7 @@ def field_problem(config_field: ConfigField, raw: Any) -> tuple[str, str] | None
 
 
 def _check_reference(
-    graph: Graph, node_id: str, field_name: str, ref: Any, upstream: set[str], report: ValidationReport
+    graph: Graph, node_id: str, field_name: str, ref: Any, context: _Context, report: ValidationReport
 ) -> None:
     steps = ref.steps
     if steps is None:
@@ -242,7 +257,7 @@ def _check_reference(
             node_id, field_name, "REFERENCE_MISSING_NODE", f"{ref.token} points at node '{ref.node_id}', which is gone."
         )
         return
-    if ref.node_id not in upstream:
+    if not context.is_upstream(ref.node_id, node_id):
         report.error(
             node_id,
             field_name,

@@ -4,7 +4,14 @@ from keeperstate.models.org import Membership, Organization
 from keeperstate.models.ratelimit import RateCounter
 from keeperstate.models.secret import OrganizationSecret
 from keeperstate.models.seeding import DemoSeed
-from keeperstate.models.state import WorkflowState, WorkflowStateEvent, WorkflowStateTombstone
+from keeperstate.models.state import (
+    OrganizationStateUsage,
+    StateSetting,
+    WorkflowState,
+    WorkflowStateEvent,
+    WorkflowStateTombstone,
+    WorkflowStateUsage,
+)
 from keeperstate.models.tokens import ApiToken
 from keeperstate.models.workflow import Workflow, WorkflowExecution
 
@@ -17,9 +24,12 @@ __all__ = [
     "Membership",
     "Organization",
     "OrganizationSecret",
+    "OrganizationStateUsage",
+    "StateSetting",
     "Workflow",
     "WorkflowExecution",
     "WorkflowState",
     "WorkflowStateEvent",
     "WorkflowStateTombstone",
+    "WorkflowStateUsage",
 ]

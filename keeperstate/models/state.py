@@ -15,7 +15,12 @@ constraints added in migration 0002 make them hold for every writer:
 
 * Every change of a key (insert, update that moves the version, delete) is written to
   ``workflow_state_event`` with old and new value and version, the execution or actor, and the
-  time; the same trigger keeps the last N events per key (``keeperstate.history_per_key``).
+  time; every 16th version of a key trims it to the last ``history_per_key`` events
+  (``keeperstate_setting``).
+* Usage counters (``workflow_state_usage``, ``organization_state_usage``) follow every insert,
+  delete, resize and move, so the store checks the ceiling and the budget without a scan.
+
+The SQL of each trigger is in keeperstate/models/state_sql.py.
 
 BEFORE triggers fire in name order: ``state_scope_read_only`` rejects a scope change before
 ``state_version_bump`` computes anything.
@@ -28,76 +33,29 @@ from django.db import models
 from django.db.models.functions import Cast, Now
 
 from keeperstate.models.org import Organization
+from keeperstate.models.state_sql import (
+    HISTORY_SQL,
+    USAGE_DELETE_SQL,
+    USAGE_INSERT_SQL,
+    USAGE_UPDATE_SQL,
+    USAGE_UPDATE_WHEN,
+    VERSION_BUMP_SQL,
+    VERSION_START_SQL,
+)
 from keeperstate.models.workflow import Workflow, WorkflowExecution
-
-VERSION_BUMP_SQL = """
-    NEW.version := OLD.version + 1;
-    NEW.updated_at := now();
-    RETURN NEW;
-"""
-
-VERSION_START_SQL = """
-    NEW.version := COALESCE(
-        (SELECT t.last_version FROM workflow_state_tombstone t
-          WHERE t.workflow_id = NEW.workflow_id AND t.key = NEW.key),
-        0) + 1;
-    RETURN NEW;
-"""
-
-# A row deleted while its workflow still exists leaves a tombstone with its last version.
-# When the workflow itself is being deleted there is nothing to remember (and nothing to
-# reference), hence the EXISTS.
-TOMBSTONE_SQL = """
-    INSERT INTO workflow_state_tombstone (workflow_id, key, last_version)
-    SELECT OLD.workflow_id, OLD.key, OLD.version
-     WHERE EXISTS (SELECT 1 FROM workflow w WHERE w.id = OLD.workflow_id)
-    ON CONFLICT (workflow_id, key) DO UPDATE
-       SET last_version = GREATEST(workflow_state_tombstone.last_version, EXCLUDED.last_version);
-    RETURN NULL;
-"""
-
-
-# Who made a change: an insert or update names the execution on the row; a delete has no new
-# row, so the store sets keeperstate.execution for the statement. Without an execution, the
-# store's admin and sweeper paths SET LOCAL keeperstate.actor; a raw SQL writer leaves both empty.
-# Events for a workflow that is being deleted are not written (the workflow's history goes with
-# it). An UPDATE that leaves the version alone (a workflow moved to another organization, an
-# execution deleted) is not a change of the key.
-HISTORY_SQL = """
-    IF NOT EXISTS (SELECT 1 FROM workflow w WHERE w.id = COALESCE(NEW.workflow_id, OLD.workflow_id)) THEN
-        RETURN NULL;
-    END IF;
-    IF TG_OP = 'UPDATE' AND NEW.version = OLD.version THEN
-        RETURN NULL;
-    END IF;
-    INSERT INTO workflow_state_event
-        (workflow_id, key, operation, old_value, new_value, old_version, new_version, execution_id, actor, created_at)
-    VALUES (
-        COALESCE(NEW.workflow_id, OLD.workflow_id),
-        COALESCE(NEW.key, OLD.key),
-        lower(TG_OP),
-        CASE WHEN TG_OP = 'INSERT' THEN NULL ELSE OLD.value END,
-        CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.value END,
-        CASE WHEN TG_OP = 'INSERT' THEN NULL ELSE OLD.version END,
-        CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.version END,
-        CASE WHEN TG_OP = 'DELETE' THEN NULLIF(current_setting('keeperstate.execution', true), '')::uuid
-             ELSE NEW.updated_by_execution_id END,
-        NULLIF(current_setting('keeperstate.actor', true), ''),
-        clock_timestamp()
-    );
-    DELETE FROM workflow_state_event
-     WHERE id IN (SELECT e.id FROM workflow_state_event e
-                   WHERE e.workflow_id = COALESCE(NEW.workflow_id, OLD.workflow_id)
-                     AND e.key = COALESCE(NEW.key, OLD.key)
-                   ORDER BY e.id DESC
-                  OFFSET COALESCE(NULLIF(current_setting('keeperstate.history_per_key', true), '')::int, 50));
-    RETURN NULL;
-"""
 
 
 class WorkflowState(models.Model):
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="state_entries")
-    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="state_entries")
+    # Neither has a constraint of its own: the composite foreign key (workflow_id,
+    # organization_id) → workflow (id, organization_id) of migration 0002 already guarantees both
+    # (a workflow's organization exists), so each insert pays one referential check, not three.
+    # No index on organization: the unique key (organization, workflow, key) leads with it.
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="state_entries", db_index=False, db_constraint=False
+    )
+    workflow = models.ForeignKey(
+        Workflow, on_delete=models.CASCADE, related_name="state_entries", db_constraint=False
+    )
     key = models.TextField()
     value = models.JSONField()
     # Computed by the triggers; whatever a writer puts here is overwritten.
@@ -129,6 +87,12 @@ class WorkflowState(models.Model):
             models.Index(
                 fields=["expires_at"], condition=models.Q(expires_at__isnull=False), name="workflow_state_expiry_idx"
             ),
+            # An organization's expired rows, reclaimed by a write that would pass its budget.
+            models.Index(
+                fields=["organization", "expires_at"],
+                condition=models.Q(expires_at__isnull=False),
+                name="workflow_state_org_expiry_idx",
+            ),
         ]
         triggers = [
             pgtrigger.ReadOnly(name="state_scope_read_only", fields=["workflow", "key"]),
@@ -145,16 +109,34 @@ class WorkflowState(models.Model):
                 func=VERSION_START_SQL,
             ),
             pgtrigger.Trigger(
-                name="state_tombstone",
-                when=pgtrigger.After,
-                operation=pgtrigger.Delete,
-                func=TOMBSTONE_SQL,
-            ),
-            pgtrigger.Trigger(
                 name="state_history",
                 when=pgtrigger.After,
                 operation=pgtrigger.Insert | pgtrigger.Update | pgtrigger.Delete,
                 func=HISTORY_SQL,
+            ),
+            pgtrigger.Trigger(
+                name="state_usage_insert",
+                when=pgtrigger.After,
+                operation=pgtrigger.Insert,
+                level=pgtrigger.Statement,
+                referencing=pgtrigger.Referencing(new="new_rows"),
+                func=USAGE_INSERT_SQL,
+            ),
+            pgtrigger.Trigger(
+                name="state_usage_delete",
+                when=pgtrigger.After,
+                operation=pgtrigger.Delete,
+                level=pgtrigger.Statement,
+                referencing=pgtrigger.Referencing(old="old_rows"),
+                declare=[("r", "record")],
+                func=USAGE_DELETE_SQL,
+            ),
+            pgtrigger.Trigger(
+                name="state_usage_update",
+                when=pgtrigger.After,
+                operation=pgtrigger.Update,
+                condition=pgtrigger.Condition(USAGE_UPDATE_WHEN),
+                func=USAGE_UPDATE_SQL,
             ),
         ]
 
@@ -165,9 +147,12 @@ class WorkflowState(models.Model):
 class WorkflowStateTombstone(models.Model):
     """The last version a deleted key had, so the key's next life continues from there."""
 
-    # The database cascades these with the workflow (migration 0002); Django must not try,
-    # because deleting state rows during a cascade would write tombstones behind it.
-    workflow = models.ForeignKey(Workflow, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+")
+    # The database deletes these with the workflow (a trigger, migration 0010); Django must not try,
+    # because deleting state rows during a cascade would write tombstones behind it. No index of
+    # its own: the unique key (workflow, key) leads with it.
+    workflow = models.ForeignKey(
+        Workflow, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+", db_index=False
+    )
     key = models.TextField()
     last_version = models.BigIntegerField()
 
@@ -186,17 +171,22 @@ class WorkflowStateEvent(models.Model):
         UPDATE = "update", "updated"
         DELETE = "delete", "deleted"
 
-    # Cascaded by the database with the workflow (migration 0003), like the tombstones.
-    workflow = models.ForeignKey(Workflow, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+")
+    # Deleted with the workflow by a trigger on workflow (migration 0010), like the tombstones. No index
+    # of its own: state_event_key_idx (workflow, key, -id) leads with it.
+    workflow = models.ForeignKey(
+        Workflow, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+", db_index=False
+    )
     key = models.TextField()
     operation = models.CharField(max_length=6, choices=Operation.choices)
     old_value = models.JSONField(null=True)
     new_value = models.JSONField(null=True)
     old_version = models.BigIntegerField(null=True)
     new_version = models.BigIntegerField(null=True)
-    # No constraint: an execution's events outlive nothing (both go with the workflow).
+    # No constraint: an execution's events outlive nothing (both go with the workflow). No index:
+    # nothing looks events up by execution, and each write would pay for one.
     execution = models.ForeignKey(
-        WorkflowExecution, on_delete=models.DO_NOTHING, db_constraint=False, null=True, related_name="+"
+        WorkflowExecution, on_delete=models.DO_NOTHING, db_constraint=False, null=True, related_name="+",
+        db_index=False,
     )
     actor = models.TextField(null=True, help_text="admin:<username>, sweeper, or empty for raw SQL")
     created_at = models.DateTimeField()
@@ -214,3 +204,48 @@ class WorkflowStateEvent(models.Model):
         if self.execution_id:
             return f"run {self.execution_id}"
         return self.actor or "database (raw SQL)"
+
+
+class WorkflowStateUsage(models.Model):
+    """Rows of workflow_state per workflow (expired ones until deleted), kept by triggers."""
+
+    # Cascaded by the database with the workflow (migration 0010).
+    workflow = models.OneToOneField(
+        Workflow, on_delete=models.DO_NOTHING, db_constraint=False, primary_key=True, related_name="+"
+    )
+    keys = models.IntegerField(default=0)
+
+    class Meta:
+        db_table = "workflow_state_usage"
+
+
+class OrganizationStateUsage(models.Model):
+    """Rows and bytes of workflow_state per organization (expired ones until deleted), kept by
+    triggers in USAGE_SHARDS rows per organization whose sum is the usage."""
+
+    organization = models.ForeignKey(
+        Organization, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+", db_index=False
+    )
+    shard = models.SmallIntegerField()
+    keys = models.BigIntegerField(default=0)
+    bytes = models.BigIntegerField(default=0)
+
+    class Meta:
+        db_table = "organization_state_usage"
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "shard"], name="organization_state_usage_shard"),
+        ]
+
+
+class StateSetting(models.Model):
+    """Settings the state triggers read (a table, not a connection option: it works the same
+    behind PgBouncer). Written from Django settings after every migrate."""
+
+    name = models.CharField(max_length=64, primary_key=True)
+    value = models.IntegerField()
+
+    class Meta:
+        db_table = "keeperstate_setting"
+
+    def __str__(self) -> str:
+        return f"{self.name} = {self.value}"

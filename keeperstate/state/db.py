@@ -1,5 +1,5 @@
-"""What the state modules share: the liveness condition, JSON decoding, and the one place where
-database errors become STATE_STORAGE_ERROR."""
+"""What the state modules share: the liveness condition, the one way to delete rows with a named
+deleter, JSON decoding, and the one place where database errors become STATE_STORAGE_ERROR."""
 
 from __future__ import annotations
 
@@ -17,8 +17,30 @@ from keeperstate.state.errors import StateStorageError
 logger = logging.getLogger("keeperstate.state")
 
 LIVE_SQL = "(expires_at IS NULL OR expires_at > now())"
-# Names who made a change when no execution did; read by the history trigger.
-SET_ACTOR_SQL = "SELECT set_config('keeperstate.actor', %s, true)"
+
+
+def logged_delete_sql(where: str, *, pick: str | None = None) -> str:
+    """One statement deleting the rows matching ``where`` and writing each deletion's history
+    event with the deleter, ``%(execution)s`` and ``%(actor)s``; returns ``version`` per row.
+
+    The history trigger sees the event and adds none, so nothing (no session setting, no
+    transaction-local variable) carries the deleter beyond this statement. ``pick`` (a query of
+    ids, e.g. ``… LIMIT n FOR UPDATE SKIP LOCKED``) is evaluated once, materialised: as an
+    ``id IN (…)`` subquery the planner may run it again per row and delete more than its limit.
+    """
+    picked = f"picked AS MATERIALIZED ({pick}), " if pick else ""
+    condition = "id IN (SELECT id FROM picked)" if pick else where
+    return f"""
+WITH {picked}gone AS (
+    DELETE FROM workflow_state WHERE {condition}
+    RETURNING workflow_id, key, value, version
+), logged AS (
+    INSERT INTO workflow_state_event
+        (workflow_id, key, operation, old_value, old_version, execution_id, actor, created_at)
+    SELECT workflow_id, key, 'delete', value, version, %(execution)s, %(actor)s, clock_timestamp() FROM gone
+)
+SELECT version FROM gone
+"""
 
 
 def load_json(value: Any) -> Any:

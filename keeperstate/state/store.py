@@ -2,32 +2,37 @@
 
 Every caller (the State actions, Django admin, the sweeper, the benchmark) goes through these
 functions. Versions are computed by the database triggers (keeperstate/models/state.py), never
-here, and the history trigger records every change.
+here, the history trigger records every change, and usage counters follow every write.
 
-Two paths, chosen so the limits are exact under concurrency and the common case is cheap:
+Three paths, so the limits are exact under concurrency and each write is as few round trips as
+it can be:
 
-* **One statement** when a write cannot grow anything: Get; Set or Increment of a live key
-  whose stored size does not grow (compare-and-set included); Delete.
-* **The locked path** for a write that may add a live key or grow the bytes stored: lock the
-  organization row, lock the key's row, read usage in one fresh statement, check the
-  per-workflow ceiling and the organization budget, write. Only these writers serialise (per
-  organization); readers and same-size overwrites never wait for them.
+* **One statement** when a write cannot add a key or grow anything: Get; Set or Increment of a
+  live key whose stored size does not grow (compare-and-set included); Delete.
+* **One function call** for a key with no row: ``keeperstate_create_key`` inserts it, and the
+  usage trigger counts it (holding the workflow's and organization's usage rows until commit),
+  then ``keeperstate_check_usage`` reads the counters: exact, with no scan, whatever the size of
+  the organization. Only a write that would pass a limit reclaims the scope's expired rows and
+  counts again, so an expired key frees its slot although nobody wrote at expiry time.
+* **The locked path** for a key that has a row (expired, to be revived; or live and growing):
+  lock the row, decide (compare-and-set, Increment's arithmetic), upsert, check the counters.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import psycopg
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 
-from keeperstate.state.db import LIVE_SQL, iso, load_json, storage_errors
+from keeperstate.state.db import LIVE_SQL, iso, load_json, logged_delete_sql, logger, storage_errors
 from keeperstate.state.errors import (
     StateInvalidValue,
     StateKeyLimit,
@@ -98,12 +103,17 @@ _INTEGER = "(jsonb_typeof(value) = 'number' AND value::text ~ '^-?[0-9]+$')"
 GET_SQL = f"SELECT value, version, expires_at FROM workflow_state WHERE {_KEY} AND {LIVE_SQL}"
 
 # A live key, no bigger than before (jsonb's own rendering, which size_bytes measures).
+_OVERWRITE_WHERE = f"{_KEY} AND {LIVE_SQL} AND size_bytes >= octet_length((%(value)s::jsonb)::text)"
 OVERWRITE_SQL = f"""
 UPDATE workflow_state SET value = %(value)s::jsonb, {_SET_ROW}
- WHERE {_KEY} AND {LIVE_SQL} AND size_bytes >= octet_length((%(value)s::jsonb)::text)
+ WHERE {_OVERWRITE_WHERE}
 RETURNING version, expires_at
 """
-OVERWRITE_CAS_SQL = OVERWRITE_SQL.replace("RETURNING", "AND version = %(expected)s RETURNING")
+OVERWRITE_CAS_SQL = f"""
+UPDATE workflow_state SET value = %(value)s::jsonb, {_SET_ROW}
+ WHERE {_OVERWRITE_WHERE} AND version = %(expected)s
+RETURNING version, expires_at
+"""
 
 INCREMENT_SQL = f"""
 UPDATE workflow_state SET value = to_jsonb(value::text::numeric + %(by)s), {_SET_ROW}
@@ -113,30 +123,21 @@ UPDATE workflow_state SET value = to_jsonb(value::text::numeric + %(by)s), {_SET
 RETURNING value, version, expires_at
 """
 
-# Still one statement: the InitPlan names the deleting execution (transaction-local) before the
-# history trigger reads it at the end of the statement.
-DELETE_SQL = f"""
-WITH run AS MATERIALIZED (SELECT set_config('keeperstate.execution', coalesce(%(execution)s::text, ''), true) AS id)
-DELETE FROM workflow_state
- WHERE {_KEY} AND {LIVE_SQL} AND (SELECT id FROM run) IS NOT NULL
-RETURNING version
-"""
-DELETE_CAS_SQL = DELETE_SQL.replace("RETURNING", "AND version = %(expected)s RETURNING")
+# One statement that also writes the deletion's history event with the deleting execution.
+DELETE_SQL = logged_delete_sql(f"{_KEY} AND {LIVE_SQL}")
+DELETE_CAS_SQL = logged_delete_sql(f"{_KEY} AND {LIVE_SQL} AND version = %(expected)s")
 
-# The locked path. Locking the organization row serialises the writers that may grow its usage;
-# FOR NO KEY UPDATE blocks no reader and no foreign-key check.
-LOCK_ORG_SQL = "SELECT 1 FROM organization WHERE id = %(org)s FOR NO KEY UPDATE"
-LOCK_ROW_SQL = f"SELECT value, version, {LIVE_SQL} FROM workflow_state WHERE {_KEY} FOR UPDATE"
-WORKFLOW_EXISTS_SQL = "SELECT 1 FROM workflow WHERE id = %(wf)s AND organization_id = %(org)s"
-# A statement of its own, after the locks, so its snapshot sees every earlier lock holder's write.
-USAGE_SQL = f"""
-SELECT count(*) FILTER (WHERE workflow_id = %(wf)s AND key <> %(key)s AND {LIVE_SQL}),
-       count(*) FILTER (WHERE (workflow_id <> %(wf)s OR key <> %(key)s) AND {LIVE_SQL}),
-       coalesce(sum(size_bytes) FILTER (WHERE workflow_id <> %(wf)s OR key <> %(key)s), 0),
-       octet_length((%(value)s::jsonb)::text)
-  FROM workflow_state
- WHERE organization_id = %(org)s
+_LIMITS = "%(exact)s, %(max_wf)s, %(max_keys)s, %(max_bytes)s"
+# A key with no row: insert and check in one call (migration 0010); no row back = the key has one.
+CREATE_SQL = f"""
+SELECT version, expires_at
+  FROM keeperstate_create_key(%(org)s, %(wf)s, %(key)s, %(value)s::jsonb, %(ttl)s, %(execution)s, {_LIMITS})
 """
+# The exact path (near the budget, or in a caller's transaction): hold every usage shard first.
+LOCK_USAGE_SQL = "SELECT keeperstate_lock_usage(%(org)s)"
+
+# The locked path.
+LOCK_ROW_SQL = f"SELECT value, version, {LIVE_SQL}, size_bytes FROM workflow_state WHERE {_KEY} FOR UPDATE"
 # Insert, or overwrite the existing row (live or expired) in place; reviving an expired row
 # restarts its created_at.
 UPSERT_SQL = f"""
@@ -147,9 +148,15 @@ ON CONFLICT (organization_id, workflow_id, key) DO UPDATE
        updated_by_execution_id = EXCLUDED.updated_by_execution_id,
        created_at = CASE WHEN workflow_state.expires_at IS NULL OR workflow_state.expires_at > now()
                          THEN workflow_state.created_at ELSE now() END
-RETURNING version, expires_at
+RETURNING version, expires_at, size_bytes
 """
+# After the write, in its transaction: the counters include it (migration 0010).
+CHECK_USAGE_SQL = f"SELECT keeperstate_check_usage(%(org)s, %(wf)s, %(adds_key)s, %(grew)s, {_LIMITS})"
 
+# SQLSTATEs keeperstate_check_usage raises, with the usage before the write in DETAIL; and the
+# one that asks for the exact path.
+_KEY_LIMIT, _ORG_KEYS, _ORG_BYTES, _COUNT_EXACTLY = "KS001", "KS002", "KS003", "KS000"
+_WORKFLOW_FK = "workflow_state_workflow_org_fk"
 
 
 # --- reads -------------------------------------------------------------------------------------
@@ -177,15 +184,19 @@ def state_set(
 
     Raises a StateError with its code for every refusal; a refused write changes nothing.
     """
-    params = _params(scope, key, ttl)
-    params["value"] = encode_value(value)
-    params["expected"] = expected = parse_expected_version(expected_version)
+    params = {**_params(scope, key, ttl), "value": encode_value(value)}
+    expected = parse_expected_version(expected_version)
 
-    with storage_errors("write"):
+    with storage_errors("write"), _refusals(params["key"]):
         if expected != 0:
-            row = _one(OVERWRITE_SQL if expected is None else OVERWRITE_CAS_SQL, params)
+            sql = OVERWRITE_SQL if expected is None else OVERWRITE_CAS_SQL
+            row = _one(sql, {**params, "expected": expected})
             if row is not None:
                 return StateWrite(params["key"], version=row[0], created=False, expires_at=row[1], value=value)
+        if not expected:  # None or 0: the key may have no row at all
+            row = _create(params)
+            if row is not None:
+                return StateWrite(params["key"], version=row[0], created=True, expires_at=row[1], value=value)
 
         def decide(current: _Current) -> Any:
             if expected is not None and expected != current.live_version:
@@ -199,13 +210,16 @@ def state_set(
 
 def state_increment(*, scope: StateScope, key: Any, by: Any = 1, ttl: Any = None) -> StateWrite:
     """Add ``by`` to an integer value atomically; an absent key is created at ``by``."""
-    params = _params(scope, key, ttl)
-    params["by"] = step = parse_increment(by)
+    step = parse_increment(by)
+    params = {**_params(scope, key, ttl), "by": step}
 
-    with storage_errors("write"):
+    with storage_errors("write"), _refusals(params["key"]):
         row = _one(INCREMENT_SQL, params)
         if row is not None:
             return StateWrite(params["key"], version=row[1], created=False, expires_at=row[2], value=load_json(row[0]))
+        row = _create({**params, "value": encode_value(step)})
+        if row is not None:
+            return StateWrite(params["key"], version=row[0], created=True, expires_at=row[1], value=step)
 
         def decide(current: _Current) -> Any:
             if not current.live:
@@ -230,8 +244,8 @@ def state_increment(*, scope: StateScope, key: Any, by: Any = 1, ttl: Any = None
 
 def state_delete(*, scope: StateScope, key: Any, expected_version: Any = None) -> StateDelete:
     """Delete a live key; with ``expected_version`` only if the live version equals it."""
-    params = _params(scope, key, None)
-    params["expected"] = expected = parse_expected_version(expected_version)
+    expected = parse_expected_version(expected_version)
+    params = {**_params(scope, key, None), "expected": expected, "actor": None}
     with storage_errors("delete"):
         row = _one(DELETE_SQL if expected is None else DELETE_CAS_SQL, params)
         if row is not None:
@@ -245,70 +259,119 @@ def state_delete(*, scope: StateScope, key: Any, expected_version: Any = None) -
 
 @dataclass(frozen=True)
 class _Current:
-    """The key's row under lock: its value and version if any, and whether it is live."""
+    """The key's row under lock: its value, version and size if any, and whether it is live."""
 
     value: Any
     version: int
     live: bool
+    size: int
 
     @property
     def live_version(self) -> int:
         return self.version if self.live else 0
 
 
-def _locked_write(params: dict[str, Any], decide: Callable[[_Current], Any]) -> StateWrite:
-    """Write under the organization lock, checking the workflow ceiling and organization budget.
+def _create(params: dict[str, Any]) -> tuple[Any, ...] | None:
+    """Create a key that has no row (keeperstate_create_key); None when it has one. Near the
+    budget (KS000) the write is done again on the exact path."""
+    exact = connection.in_atomic_block  # a caller's transaction may write several keys
+    try:
+        return _one(CREATE_SQL, {**params, **_limits(exact)})
+    except DatabaseError as exc:
+        if exact or _sqlstate(exc) != _COUNT_EXACTLY:
+            raise
+    return _one(CREATE_SQL, {**params, **_limits(True)})
 
-    ``decide`` sees the current row (locked) and returns the value to store, or raises.
+
+def _locked_write(params: dict[str, Any], decide: Callable[[_Current], Any]) -> StateWrite:
+    """Write a key that has a row (or just lost it), then check the ceiling and the budget.
+
+    ``decide`` sees the current row (locked) and returns the value to store, or raises. Near the
+    budget (KS000), or inside a caller's transaction, it takes the exact path.
     """
+    exact = connection.in_atomic_block  # a caller's transaction may write several keys
+    try:
+        return _locked_attempt(params, decide, exact=exact)
+    except DatabaseError as exc:
+        if exact or _sqlstate(exc) != _COUNT_EXACTLY:
+            raise
+    return _locked_attempt(params, decide, exact=True)
+
+
+def _locked_attempt(params: dict[str, Any], decide: Callable[[_Current], Any], *, exact: bool) -> StateWrite:
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(LOCK_ORG_SQL, params)
+        # Lock order everywhere: the key's row, then usage shards, then the workflow's usage row.
         cursor.execute(LOCK_ROW_SQL, params)
         row = cursor.fetchone()
-        current = _Current(load_json(row[0]), row[1], row[2]) if row else _Current(None, 0, False)
+        if exact:
+            cursor.execute(LOCK_USAGE_SQL, params)
+        current = _Current(load_json(row[0]), row[1], row[2], row[3]) if row else _Current(None, 0, False, 0)
         value = decide(current)
-        params["value"] = encode_value(value)
-        if not current.live:
-            cursor.execute(WORKFLOW_EXISTS_SQL, params)
-            if cursor.fetchone() is None:
-                raise StateStorageError(
-                    "The workflow no longer exists (it was deleted while this run was in progress), so its "
-                    "state cannot be written. Nothing was stored.",
-                )
-        cursor.execute(USAGE_SQL, params)
-        workflow_keys, org_keys, org_bytes, size = cursor.fetchone()
-        _check_limits(params["key"], adds_key=not current.live, workflow_keys=workflow_keys, org_keys=org_keys,
-                      org_bytes=org_bytes + size)
-        cursor.execute(UPSERT_SQL, params)
-        version, expires_at = cursor.fetchone()
+        write = {**params, "value": encode_value(value)}
+        cursor.execute(UPSERT_SQL, write)
+        version, expires_at, size = cursor.fetchone()
+        grew = size > current.size
+        cursor.execute(CHECK_USAGE_SQL, {**write, **_limits(exact), "adds_key": not current.live, "grew": grew})
     return StateWrite(params["key"], version=version, created=not current.live, expires_at=expires_at, value=value)
 
 
-def _check_limits(key: str, *, adds_key: bool, workflow_keys: int, org_keys: int, org_bytes: int) -> None:
-    limit = settings.KEEPERSTATE_MAX_KEYS_PER_WORKFLOW
-    if adds_key and workflow_keys >= limit:
-        raise StateKeyLimit(
-            f"This workflow already has {workflow_keys} live state keys, the most it may hold is {limit}. "
+def _sqlstate(exc: DatabaseError) -> str | None:
+    return getattr(exc.__cause__, "sqlstate", None)
+
+
+def _limits(exact: bool) -> dict[str, Any]:
+    return {
+        "exact": exact,
+        "max_wf": settings.KEEPERSTATE_MAX_KEYS_PER_WORKFLOW,
+        "max_keys": settings.KEEPERSTATE_ORG_MAX_KEYS,
+        "max_bytes": settings.KEEPERSTATE_ORG_MAX_BYTES,
+    }
+
+
+@contextmanager
+def _refusals(key: str) -> Iterator[None]:
+    """The database's refusals that are the user's to fix become their coded errors: a limit
+    (raised by keeperstate_check_usage with the usage in DETAIL), or a workflow deleted mid-run."""
+    try:
+        yield
+    except DatabaseError as exc:
+        cause = exc.__cause__
+        state = getattr(cause, "sqlstate", None)
+        if state in (_KEY_LIMIT, _ORG_KEYS, _ORG_BYTES):
+            raise _limit_error(state, key, int(cause.diag.message_detail or 0)) from None  # type: ignore[union-attr]
+        if isinstance(cause, psycopg.errors.ForeignKeyViolation) and cause.diag.constraint_name == _WORKFLOW_FK:
+            logger.warning("workflow state write refused: %s", cause)
+            raise StateStorageError(
+                "The workflow no longer exists (it was deleted while this run was in progress), so its "
+                "state cannot be written. Nothing was stored.",
+            ) from None
+        raise
+
+
+def _limit_error(state: str, key: str, used: int) -> StateKeyLimit | StateOrgBudget:
+    if state == _KEY_LIMIT:
+        limit = settings.KEEPERSTATE_MAX_KEYS_PER_WORKFLOW
+        return StateKeyLimit(
+            f"This workflow already has {used} live state keys, the most it may hold is {limit}. "
             "Reuse an existing key, give keys a TTL, or delete keys you no longer need.",
-            details={"limit": limit, "live": workflow_keys},
+            details={"limit": limit, "live": used},
             field="key",
         )
-    max_keys = settings.KEEPERSTATE_ORG_MAX_KEYS
-    if adds_key and org_keys >= max_keys:
-        raise StateOrgBudget(
-            f"Your organization's workflows hold {org_keys} live state keys, its budget is {max_keys}. "
+    if state == _ORG_KEYS:
+        max_keys = settings.KEEPERSTATE_ORG_MAX_KEYS
+        return StateOrgBudget(
+            f"Your organization's workflows hold {used} live state keys, its budget is {max_keys}. "
             "Delete keys you no longer need or give them a TTL, or ask an administrator for a larger budget.",
-            details={"limit": "keys", "max": max_keys, "used": org_keys},
+            details={"limit": "keys", "max": max_keys, "used": used},
             field="key",
         )
     max_bytes = settings.KEEPERSTATE_ORG_MAX_BYTES
-    if org_bytes > max_bytes:
-        raise StateOrgBudget(
-            f"Writing '{key}' would bring your organization's stored state to {org_bytes} bytes, over its budget "
-            f"of {max_bytes}. Store smaller values, delete keys you no longer need, or ask an administrator.",
-            details={"limit": "bytes", "max": max_bytes, "used": org_bytes},
-            field="value",
-        )
+    return StateOrgBudget(
+        f"Writing '{key}' would bring your organization's stored state to {used} bytes, over its budget "
+        f"of {max_bytes}. Store smaller values, delete keys you no longer need, or ask an administrator.",
+        details={"limit": "bytes", "max": max_bytes, "used": used},
+        field="value",
+    )
 
 
 def _params(scope: StateScope, key: Any, ttl: Any) -> dict[str, Any]:

@@ -103,18 +103,26 @@ def test_sweep_state_removes_expired_rows_in_batches(scope):
     assert list(WorkflowState.objects.values_list("key", flat=True)) == ["keep"]
 
 
-@pytest.mark.django_db(transaction=True)  # the floor uses its own connection, which must see the rows
-def test_bench_state_prints_ratios_and_a_json_line(scope):
-    output = run("bench_state", "--iterations", "30", "--repeat", "1")
+@pytest.mark.django_db(transaction=True)  # its concurrent creators use their own connections
+def test_bench_state_quick_prints_ratios_against_the_physical_floor_and_a_json_line(scope):
+    output = run("bench_state", "--quick", "--iterations", "20")
 
-    figures = json.loads(output.strip().splitlines()[-1])
-    for name in ("store.set.overwrite", "store.set.cas", "store.set.new_key", "store.get", "action.set.overwrite",
-                 "action.get", "store.increment", "action.increment", "store.delete", "action.delete"):
-        assert figures[name]["ops"] > 0
-        assert figures[name]["ratio"] == pytest.approx(figures[name]["ops"] / figures[name]["floor"], rel=0.01)
-    # The benchmark cleans up after itself: only the fixture's workflow remains.
+    report = json.loads(output.strip().splitlines()[-1])
+    figures, targets = report["figures"], report["targets"]
+    for name in ("physical.overwrite", "table.overwrite", "store.set.overwrite", "store.set.cas", "store.get",
+                 "store.increment", "store.delete", "store.create.org_0", "store.create.org_10000",
+                 "concurrent.one_org", "concurrent.eight_orgs", "action.get"):
+        assert figures[name] > 0
+    assert targets["store.get"]["ratio"] == pytest.approx(figures["store.get"] / figures["physical.select"], rel=0.01)
+    assert set(targets) >= {"store.set.overwrite", "store.set.cas", "store.increment", "store.delete", "store.get",
+                            "store.create.org_0", "create.flat", "create.concurrent"}
+    assert output.splitlines()[1].split()[:3] == ["operation", "ops/s", "physical"]
+    # The benchmark cleans up after itself: its floor table and organizations are gone.
     assert Workflow.objects.count() == 1
     assert not WorkflowState.objects.exists()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'bench_floor_%%'")
+        assert cursor.fetchone()[0] == 0
 
 
 class _Terminal(io.StringIO):

@@ -179,3 +179,81 @@ def test_org_byte_budget_is_exact_under_concurrent_growth(org, settings):
     assert sum(not isinstance(r, Exception) for r in results) == 9
     assert sum(isinstance(r, StateOrgBudget) for r in results) == WRITERS - 9
     assert org_usage(org.id).stored_bytes == 921
+
+
+def test_concurrent_creators_reclaim_exactly_the_expired_slots(scope):
+    """100 keys of which 10 expired (nobody wrote at expiry): 16 creators, exactly 10 get in."""
+    from tests.state.test_store import expire
+
+    for i in range(100):
+        state_set(scope=scope, key=f"k{i}", value=i, ttl=3600 if i < 10 else None)
+    for i in range(10):
+        expire(scope, f"k{i}")
+
+    results = run_together(WRITERS, lambda i: state_set(scope=scope, key=f"new-{i}", value=i))
+
+    assert sum(not isinstance(r, Exception) for r in results) == 10
+    assert sum(isinstance(r, StateKeyLimit) for r in results) == WRITERS - 10
+    assert WorkflowState.objects.filter(workflow_id=scope.workflow_id).count() == 100
+
+
+def test_counters_stay_exact_under_concurrent_creators_deleters_and_sweepers(org):
+    from keeperstate.state.maintenance import sweep_expired
+    from keeperstate.state.store import StateScope, state_delete, state_increment
+    from tests.factories import make_workflow
+    from tests.state.test_usage_counters import assert_exact
+
+    scopes = [StateScope(org.id, make_workflow(org, name=f"wf{i}").id) for i in range(4)]
+    with connection.cursor() as cursor:
+        for s in scopes:
+            cursor.execute(
+                "INSERT INTO workflow_state (organization_id, workflow_id, key, value, expires_at) "
+                "SELECT %s, %s, 'old' || n, to_jsonb(n), now() - interval '1 minute' FROM generate_series(1, 50) n",
+                [org.id, s.workflow_id],
+            )
+
+    def work(i: int) -> None:
+        s = scopes[i % 4]
+        if i % 4 == 3:
+            list(sweep_expired(batch_size=20))
+            return
+        for n in range(30):
+            state_set(scope=s, key=f"t{i}-{n}", value="x" * (n % 7 + 1))
+            state_increment(scope=s, key=f"c{i % 2}")
+            if n % 3 == 0:
+                state_delete(scope=s, key=f"t{i}-{n}")
+
+    results = run_together(WRITERS, work)
+
+    assert not [r for r in results if isinstance(r, Exception)]
+    assert_exact()
+
+
+def test_transactions_that_create_three_keys_never_pass_the_budget(org, settings):
+    """Far enough from the budget for the fast path, each of 16 transactions creates three keys:
+    a transaction's later writes count exactly, so 20 + 48 wanted never pass a budget of 60."""
+    from django.db import transaction
+
+    from keeperstate.state.errors import StateOrgBudget
+    from keeperstate.state.store import StateScope
+    from tests.factories import make_workflow
+    from tests.state.test_usage_counters import assert_exact
+
+    settings.KEEPERSTATE_ORG_MAX_KEYS = 60
+    scopes = [StateScope(org.id, make_workflow(org, name=f"wf{i}").id) for i in range(WRITERS)]
+    for i in range(20):
+        state_set(scope=scopes[i % WRITERS], key=f"seed{i}", value=i)
+
+    def work(i: int) -> None:
+        with transaction.atomic():
+            for key in ("a", "b", "c"):
+                state_set(scope=scopes[i], key=key, value=i)
+
+    results = run_together(WRITERS, work)
+
+    committed = sum(not isinstance(r, Exception) for r in results)
+    assert all(isinstance(r, StateOrgBudget) for r in results if isinstance(r, Exception)), [
+        (type(r).__name__, getattr(r, "__cause__", None)) for r in results if isinstance(r, Exception)]
+    assert WorkflowState.objects.filter(organization=org).count() == 20 + 3 * committed <= 60
+    assert committed == 13  # (60 - 20) // 3: exact, no transaction refused while it would have fit
+    assert_exact()

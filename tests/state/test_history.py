@@ -81,33 +81,87 @@ def test_moving_a_workflow_is_not_a_change_of_its_keys(scope, workflow, other_or
 
 
 def test_history_keeps_the_last_50_events_per_key(scope):
-    for i in range(60):
+    # Every 16th version trims the key to the newest 50: version 64 leaves 15..64.
+    for i in range(64):
         state_set(scope=scope, key="k", value=i)
     state_set(scope=scope, key="other", value=1)
 
     kept = events()
     assert len(kept) == 50
-    assert kept[0][4] == 11  # versions 11..60 remain
-    assert kept[-1][4] == 60
+    assert kept[0][4] == 15
+    assert kept[-1][4] == 64
     assert len(events("other")) == 1
 
 
-def test_retention_setting_reaches_every_connection():
+def test_history_of_a_key_stays_bounded_without_a_trim_per_write(scope):
+    from keeperstate.models.state_sql import HISTORY_TRIM_EVERY
+
+    most = 0
+    for i in range(120):
+        state_set(scope=scope, key="k", value=i)
+        most = max(most, len(events()))
+
+    assert most == 50 + HISTORY_TRIM_EVERY - 1
+    assert [e[4] for e in events()][-1] == 120
+
+
+def test_retention_comes_from_a_table_not_a_connection_option():
     from django.conf import settings
 
-    assert "-c keeperstate.history_per_key=50" in settings.DATABASES["default"]["OPTIONS"]["options"]
+    from keeperstate.models import StateSetting
+
+    assert "keeperstate" not in settings.DATABASES["default"].get("OPTIONS", {}).get("options", "")
+    assert StateSetting.objects.get(name="history_per_key").value == settings.KEEPERSTATE_HISTORY_PER_KEY
     with connection.cursor() as cursor:
-        cursor.execute("SELECT current_setting('keeperstate.history_per_key')")
-        assert cursor.fetchone()[0] == "50"
+        cursor.execute("SELECT current_setting('keeperstate.history_per_key', true)")
+        assert cursor.fetchone()[0] in (None, "")
 
 
-def test_history_retention_follows_the_connection_setting(scope):
-    with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL keeperstate.history_per_key = 3")  # ends with the test's transaction
-    for i in range(5):
+def test_history_retention_follows_the_settings_table(scope):
+    from keeperstate.models import StateSetting
+
+    StateSetting.objects.filter(name="history_per_key").update(value=3)
+    for i in range(16):
         state_set(scope=scope, key="k", value=i)
 
-    assert [e[4] for e in events()] == [3, 4, 5]
+    assert [e[4] for e in events()] == [14, 15, 16]
+
+
+def test_migrate_writes_the_retention_setting(settings):
+    from keeperstate.models import StateSetting
+    from keeperstate.state.maintenance import sync_state_settings
+
+    settings.KEEPERSTATE_HISTORY_PER_KEY = 7
+    sync_state_settings(using="default")
+
+    assert StateSetting.objects.get(name="history_per_key").value == 7
+
+
+def test_a_deleters_name_does_not_leak_onto_later_writes_of_its_transaction(scope, workflow):
+    from django.db import transaction
+
+    from keeperstate.models import WorkflowState
+    from keeperstate.state.maintenance import admin_delete
+
+    execution = WorkflowExecution.objects.create(workflow=workflow)
+    for key in ("a", "b", "c", "d"):
+        state_set(scope=scope, key=key, value=1)
+
+    with transaction.atomic():
+        state_delete(scope=StateScope(scope.organization_id, scope.workflow_id, execution.id), key="a")
+        admin_delete(state_ids=[WorkflowState.objects.get(key="b").pk], actor="admin:root")
+        with connection.cursor() as cursor:
+            cursor.execute("DELETE FROM workflow_state WHERE key = 'c'")
+            cursor.execute("UPDATE workflow_state SET value = '2' WHERE key = 'd'")
+
+    made_by = {e.key: e.made_by for e in WorkflowStateEvent.objects.exclude(operation="insert")}
+    assert made_by == {
+        "a": f"run {execution.id}",
+        "b": "admin:root",
+        "c": "database (raw SQL)",
+        "d": "database (raw SQL)",
+    }
+    assert WorkflowStateEvent.objects.filter(operation="delete").count() == 3  # one event per deletion
 
 
 def test_history_goes_with_the_workflow(scope, workflow):

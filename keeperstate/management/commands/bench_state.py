@@ -1,21 +1,31 @@
-"""Benchmark the state path against the raw single-statement SQL floor, in one run.
+"""Benchmark the state path against its floors, in one run on one database (DESIGN.md §10).
 
-The floor is the statement itself sent through psycopg on its own connection (client-side
-binding, like Django's): an upsert, an insert of a new key, a select, an increment and a delete
-on workflow_state, with the table's triggers firing as for any writer. The store and the action path are measured
-on the same database in the same run, so each ratio (store ops/s ÷ floor ops/s) compares
-like with like on whatever machine runs it.
+Each operation is measured three ways, through Django's own connection (the store's path):
+
+* **physical floor**: the same statement on ``bench_floor_…``, a plain table created for the run
+  with workflow_state's columns, defaults, checks and indexes (``LIKE … INCLUDING ALL``) and
+  no triggers and no foreign keys;
+* **table floor**: the same statement on workflow_state itself, its triggers firing (version,
+  tombstone, history, usage counters), as any raw SQL writer would pay;
+* **the store** (and for some operations the action path, ``run_action``).
+
+Key creation is measured in organizations already holding 0, 1,000 and 10,000 keys (the budget
+is raised for the run so the largest is not refused), and with 8 concurrent creators, each on
+its own connection, all in one organization and spread over 8. The members of a comparison
+(floors, store, action) run interleaved in blocks of 10 operations, so a load spike on a shared
+machine reaches them alike; each figure is total operations over total time of all rounds.
+The targets are ratios, printed with the figures; the last line is JSON.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 import uuid
 from collections.abc import Callable
 from typing import Any
 
-import psycopg
 from django.core.management.base import BaseCommand
 from django.db import connection
 from django.test.utils import override_settings
@@ -23,192 +33,317 @@ from django.test.utils import override_settings
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.runner import run_action
 from keeperstate.models import Organization, Workflow
+from keeperstate.state import store
 from keeperstate.state.store import StateScope, state_delete, state_get, state_increment, state_set
 
-FLOOR_UPSERT = """
-INSERT INTO workflow_state (organization_id, workflow_id, key, value, version)
-VALUES (%s, %s, %s, %s::jsonb, 1)
-ON CONFLICT (organization_id, workflow_id, key) DO UPDATE SET value = EXCLUDED.value
-RETURNING version
-"""
-FLOOR_SELECT = """
-SELECT value, version, expires_at FROM workflow_state
- WHERE organization_id = %s AND workflow_id = %s AND key = %s AND (expires_at IS NULL OR expires_at > now())
-"""
-FLOOR_INCREMENT = """
-UPDATE workflow_state SET value = to_jsonb(value::text::numeric + 1)
- WHERE organization_id = %s AND workflow_id = %s AND key = %s AND (expires_at IS NULL OR expires_at > now())
-RETURNING value, version
-"""
-FLOOR_DELETE = """
-DELETE FROM workflow_state
- WHERE organization_id = %s AND workflow_id = %s AND key = %s AND (expires_at IS NULL OR expires_at > now())
-RETURNING version
-"""
 KEYS_PER_WORKFLOW = 100
-Prepare = Callable[[], Callable[[int], Any]]  # new-key runs fill one workflow after another, below the ceiling
+ORG_SIZES = (0, 1_000, 10_000)
+CONCURRENT = 8
+CURSOR = 10_000_000  # a block-number cursor: every write the same size, like a real one
+BLOCK = 10
+
+INSERT_SQL = """
+INSERT INTO workflow_state (organization_id, workflow_id, key, value, version, expires_at, updated_by_execution_id)
+VALUES (%(org)s, %(wf)s, %(key)s, %(value)s::jsonb, 1, now() + %(ttl)s * interval '1 second', %(execution)s)
+RETURNING version, expires_at
+"""
+PLAIN_DELETE_SQL = f"""
+DELETE FROM workflow_state
+ WHERE organization_id = %(org)s AND workflow_id = %(wf)s AND key = %(key)s AND {store.LIVE_SQL}
+RETURNING version
+"""
+# The statements each floor sends: the store's own single statements, and for creation and
+# delete the plain INSERT and DELETE (the store's delete also writes its history event).
+FLOOR_STATEMENTS = {
+    "overwrite": store.OVERWRITE_SQL,
+    "cas": store.OVERWRITE_CAS_SQL,
+    "increment": store.INCREMENT_SQL,
+    "select": store.GET_SQL,
+    "insert": INSERT_SQL,
+    "delete": PLAIN_DELETE_SQL,
+}
+# store measurement: (floor statement it is compared with, target ratio to the physical floor)
+TARGETS = {
+    "store.set.overwrite": ("overwrite", 0.85),
+    "store.set.cas": ("cas", 0.85),
+    "store.increment": ("increment", 0.85),
+    "store.delete": ("delete", 0.85),
+    "store.get": ("select", 0.95),
+    **{f"store.create.org_{size}": ("insert", 0.5) for size in ORG_SIZES},
+}
+Op = Callable[[int], Any]
+Prepare = Callable[[], Op]
 
 
 class Command(BaseCommand):
-    help = "Measure State Get/Set through the store and the action path against the raw SQL floor."
+    help = "Measure the state store against the physical floor (a plain table) and the table's own floor."
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("--iterations", type=int, default=2000, help="operations per measurement")
-        parser.add_argument("--repeat", type=int, default=3, help="measurements per operation; the best counts")
+        parser.add_argument("--iterations", type=int, default=None, help="operations per measurement and round")
+        parser.add_argument("--repeat", type=int, default=3, help="rounds, interleaved")
+        parser.add_argument(
+            "--quick", action="store_true", help="one round of 200 operations (or --iterations): checks it runs"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        # DEBUG would make Django log every query, which is not what production pays.
-        with override_settings(DEBUG=False):
-            org = Organization.objects.create(name="bench", slug=f"bench-{uuid.uuid4().hex[:12]}")
+        if options["quick"]:
+            iterations, repeat = options["iterations"] or 200, 1
+        else:
+            iterations, repeat = options["iterations"] or 1000, options["repeat"]
+        # DEBUG would make Django keep every query; the budget is raised so the organization of
+        # 10,000 keys still accepts the measured creations.
+        budget = max(ORG_SIZES) + 4 * iterations * CONCURRENT
+        with override_settings(DEBUG=False, KEEPERSTATE_ORG_MAX_KEYS=budget):
+            bench = Bench(iterations, repeat)
             try:
-                figures = Bench(org, options["iterations"], options["repeat"]).run()
+                figures = bench.run()
             finally:
-                org.delete()
-        self.report(figures)
+                bench.close()
+        self.report(figures, iterations, repeat)
 
-    def report(self, figures: dict[str, dict[str, float]]) -> None:
-        self.stdout.write(f"{'operation':<28}{'ops/s':>10}{'floor ops/s':>13}{'ratio':>8}")
-        for name, row in figures.items():
-            self.stdout.write(f"{name:<28}{row['ops']:>10.0f}{row['floor']:>13.0f}{row['ratio']:>8.2f}")
-        self.stdout.write(json.dumps(figures, sort_keys=True))
+    def report(self, figures: dict[str, float], iterations: int, repeat: int) -> None:
+        out = self.stdout.write
+        out(f"bench_state: {iterations} operations per measurement and round, {repeat} round(s)")
+        out(f"{'operation':<26}{'ops/s':>9}{'physical':>10}{'ratio':>7}{'table':>9}{'ratio':>7}{'target':>8}  ")
+        targets: dict[str, dict[str, Any]] = {}
+        for name, (statement, target) in TARGETS.items():
+            size = name.rsplit("_", 1)[-1] if name.startswith("store.create") else None
+            phys = figures[f"physical.{statement}"]
+            table = figures[f"table.{statement}"]
+            ops = figures[name]
+            ratio = ops / phys
+            met = ratio >= target
+            targets[name] = {"ratio": round(ratio, 3), "target": target, "met": met}
+            label = f"create, org of {size} keys" if size is not None else name.removeprefix("store.")
+            out(f"{label:<26}{ops:>9.0f}{phys:>10.0f}{ratio:>7.2f}{table:>9.0f}{ops / table:>7.2f}"
+                f"{'≥ ' + str(target):>8}  {'ok' if met else 'MISSED'}")
+        for name in ("action.set.overwrite", "action.get", "action.increment"):
+            out(f"{name:<26}{figures[name]:>9.0f}")
+        smallest, largest = figures[f"store.create.org_{ORG_SIZES[0]}"], figures[f"store.create.org_{ORG_SIZES[-1]}"]
+        flat = largest / smallest
+        targets["create.flat"] = {"ratio": round(flat, 3), "target": "0.85–1.15", "met": 0.85 <= flat <= 1.15}
+        out(f"creation at {ORG_SIZES[-1]:,} keys ÷ at {ORG_SIZES[0]} keys: {flat:.2f} (target 0.85–1.15) "
+            f"{'ok' if targets['create.flat']['met'] else 'MISSED'}")
+        one, spread = figures["concurrent.one_org"], figures["concurrent.eight_orgs"]
+        together = one / spread
+        targets["create.concurrent"] = {"ratio": round(together, 3), "target": 0.7, "met": together >= 0.7}
+        verdict = "ok" if targets["create.concurrent"]["met"] else "MISSED"
+        out(f"{CONCURRENT} concurrent creators: one organization {one:.0f}/s, {CONCURRENT} organizations "
+            f"{spread:.0f}/s, ratio {together:.2f} (target ≥ 0.7) {verdict}")
+        out(json.dumps({"figures": {k: round(v, 1) for k, v in figures.items()}, "targets": targets,
+                        "iterations": iterations, "repeat": repeat}, sort_keys=True))
 
 
 class Bench:
-    def __init__(self, org: Organization, iterations: int, repeat: int):
-        self.org = org
+    def __init__(self, iterations: int, repeat: int):
         self.n = iterations
         self.repeat = repeat
-        self.pool = [Workflow.objects.create(organization=org, name=f"bench {i}") for i in range(self._pool_size())]
-        self.used: list[uuid.UUID] = []  # workflows whose keys the current measurement wrote
-        # Django's own connection parameters (same server, same adapters, no prepared statements),
-        # with psycopg's plain client-side cursor instead of Django's wrapper.
-        params = {**connection.get_connection_params(), "cursor_factory": psycopg.ClientCursor}
-        self.raw = psycopg.connect(**params, autocommit=True)
+        self.floor = f"bench_floor_{uuid.uuid4().hex[:12]}"
+        self.orgs: list[Organization] = []
+        self.temporary: list[uuid.UUID] = []  # workflows a measurement filled, removed after it
+        with connection.cursor() as cursor:
+            cursor.execute(f"CREATE TABLE {self.floor} (LIKE workflow_state INCLUDING ALL)")
 
-    def _pool_size(self) -> int:
-        # Each new-key and delete measurement (floor, store, action) runs `repeat` times over
-        # fresh workflows.
-        return 6 * self.repeat * (-(-self.n // KEYS_PER_WORKFLOW)) + 1
+    def close(self) -> None:
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP TABLE IF EXISTS {self.floor}")
+        Organization.objects.filter(pk__in=[o.pk for o in self.orgs]).delete()
 
-    def run(self) -> dict[str, dict[str, float]]:
-        try:
-            return self._run()
-        finally:
-            self.raw.close()
+    # --- set-up (untimed) ------------------------------------------------------------------------
 
-    def _run(self) -> dict[str, dict[str, float]]:
-        home = self.pool[0]
-        scope = StateScope(organization_id=self.org.id, workflow_id=home.id)
-        ctx = RunContext(organization_id=self.org.id, workflow_id=home.id)
-        fresh = iter(self.pool[1:])
-        cur = self.raw.cursor()
-        cur.execute(FLOOR_UPSERT, [self.org.id, home.id, "hot", "1"])
-        state_set(scope=scope, key="cas", value=0)
-
-        def floor_upsert(i: int) -> None:
-            cur.execute(FLOOR_UPSERT, [self.org.id, home.id, "hot", str(i)])
-
-        def floor_select(i: int) -> None:
-            cur.execute(FLOOR_SELECT, [self.org.id, home.id, "hot"])
-            cur.fetchone()
-
-        def new_keys(
-            write: Callable[[uuid.UUID, str, int], Any], *, existing: bool = False
-        ) -> Callable[[], Callable[[int], None]]:
-            """Operations on keys k0..kn spread over fresh workflows (created first when `existing`)."""
-
-            def prepare() -> Callable[[int], None]:
-                targets = [next(fresh).id for _ in range(-(-self.n // KEYS_PER_WORKFLOW))]
-                self.used.extend(targets)
-                if existing:
-                    for i in range(self.n):
-                        raw_insert(targets[i // KEYS_PER_WORKFLOW], f"k{i}", i)
-                return lambda i: write(targets[i // KEYS_PER_WORKFLOW], f"k{i}", i)
-
-            return prepare
-
-        def raw_insert(wf: uuid.UUID, key: str, i: int) -> None:
-            cur.execute(FLOOR_UPSERT, [self.org.id, wf, key, str(i)])
-
-        def store_insert(wf: uuid.UUID, key: str, i: int) -> None:
-            state_set(scope=StateScope(self.org.id, wf), key=key, value=i)
-
-        def action_insert(wf: uuid.UUID, key: str, i: int) -> None:
-            run_action("State Set", {"key": key, "value": str(i)}, RunContext(self.org.id, wf))
-
-        def raw_delete(wf: uuid.UUID, key: str, i: int) -> None:
-            cur.execute(FLOOR_DELETE, [self.org.id, wf, key])
-
-        def store_delete(wf: uuid.UUID, key: str, i: int) -> None:
-            state_delete(scope=StateScope(self.org.id, wf), key=key)
-
-        def action_delete(wf: uuid.UUID, key: str, i: int) -> None:
-            run_action("State Delete", {"key": key}, RunContext(self.org.id, wf))
-
-        def floor_increment(i: int) -> None:
-            cur.execute(FLOOR_INCREMENT, [self.org.id, home.id, "ctr"])
-
-        cur.execute(FLOOR_UPSERT, [self.org.id, home.id, "ctr", "0"])
-        version = {"cas": 1}
-
-        def store_cas(i: int) -> None:
-            version["cas"] = state_set(scope=scope, key="cas", value=i, expected_version=version["cas"]).version
-
-        same = self.same  # an operation on the same key each time
-        # name: (prepare, floor it is compared with); "floor.*" are the floors themselves.
-        plan: dict[str, tuple[Prepare, str]] = {
-            "floor.upsert": (same(floor_upsert), "floor.upsert"),
-            "floor.insert": (new_keys(raw_insert), "floor.insert"),
-            "floor.select": (same(floor_select), "floor.select"),
-            "floor.increment": (same(floor_increment), "floor.increment"),
-            "floor.delete": (new_keys(raw_delete, existing=True), "floor.delete"),
-            "store.set.overwrite": (same(lambda i: state_set(scope=scope, key="hot", value=i)), "floor.upsert"),
-            "store.set.cas": (same(store_cas), "floor.upsert"),
-            "store.set.new_key": (new_keys(store_insert), "floor.insert"),
-            "store.get": (same(lambda i: state_get(scope=scope, key="hot")), "floor.select"),
-            "store.increment": (same(lambda i: state_increment(scope=scope, key="ctr")), "floor.increment"),
-            "store.delete": (new_keys(store_delete, existing=True), "floor.delete"),
-            "action.set.overwrite": (
-                same(lambda i: run_action("State Set", {"key": "hot", "value": str(i)}, ctx)),
-                "floor.upsert",
-            ),
-            "action.set.new_key": (new_keys(action_insert), "floor.insert"),
-            "action.get": (same(lambda i: run_action("State Get", {"key": "hot"}, ctx)), "floor.select"),
-            "action.increment": (
-                same(lambda i: run_action("State Increment", {"key": "ctr"}, ctx)),
-                "floor.increment",
-            ),
-            "action.delete": (new_keys(action_delete, existing=True), "floor.delete"),
-        }
-        # Rounds interleave every operation, so drift in the machine (other load, checkpoints,
-        # autovacuum) reaches floors and measurements alike; each keeps its best round.
-        best: dict[str, float] = {}
-        for _round in range(self.repeat):
-            for name, (prepare, _floor) in plan.items():
-                best[name] = max(best.get(name, 0.0), self.timed(prepare))
-        return {
-            name: {"ops": best[name], "floor": best[floor], "ratio": round(best[name] / best[floor], 3)}
-            for name, (_prepare, floor) in plan.items()
-        }
+    def org(self, keys: int = 0) -> Organization:
+        org = Organization.objects.create(name="bench", slug=f"bench-{uuid.uuid4().hex[:12]}")
+        self.orgs.append(org)
+        if keys:
+            workflows = [self.workflow(org).id for _ in range(-(-keys // KEYS_PER_WORKFLOW))]
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "INSERT INTO workflow_state (organization_id, workflow_id, key, value) "
+                    "SELECT %s, (%s::uuid[])[1 + (n - 1) / %s], 'fill' || n, to_jsonb(n) FROM generate_series(1, %s) n",
+                    [org.id, workflows, KEYS_PER_WORKFLOW, keys],
+                )
+        return org
 
     @staticmethod
-    def same(op: Callable[[int], Any]) -> Prepare:
+    def workflow(org: Organization) -> Workflow:
+        return Workflow.objects.create(organization=org, name="bench")
+
+    def fresh_workflows(self, org: Organization, count: int) -> list[uuid.UUID]:
+        ids = [self.workflow(org).id for _ in range(count)]
+        self.temporary.extend(ids)
+        return ids
+
+    def clear(self) -> None:
+        """Remove what a measurement created, so each organization keeps its size."""
+        if not self.temporary:
+            return
+        with connection.cursor() as cursor:
+            cursor.execute(f"DELETE FROM {self.floor} WHERE workflow_id = ANY(%s)", [self.temporary])
+            cursor.execute("DELETE FROM workflow WHERE id = ANY(%s)", [self.temporary])
+        self.temporary.clear()
+
+    # --- measurements ----------------------------------------------------------------------------
+
+    def run(self) -> dict[str, float]:
+        home_org = self.org()
+        home = self.workflow(home_org)
+        scope = StateScope(home_org.id, home.id)
+        ctx = RunContext(organization_id=home_org.id, workflow_id=home.id)
+        sized = {size: self.org(size) for size in ORG_SIZES}
+        base = {"org": home_org.id, "wf": home.id, "ttl": None, "execution": None}
+        for table in (self.floor, "workflow_state"):
+            for key, value in (("hot", CURSOR), ("cas", CURSOR), ("ctr", CURSOR)):
+                self.execute(INSERT_SQL, table, {**base, "key": key, "value": json.dumps(value)})
+        state_set(scope=scope, key="store-cas", value=CURSOR)
+        versions = {"store": 1, **{t: 1 for t in (self.floor, "workflow_state")}}
+
+        def statement(kind: str, table: str) -> Op:
+            def op(i: int) -> None:
+                params = {**base, "key": "hot", "value": str(CURSOR + i), "by": 1}
+                if kind == "cas":
+                    params.update(key="cas", expected=versions[table])
+                    row = self.execute(FLOOR_STATEMENTS[kind], table, params)
+                    versions[table] = row[0] if row else versions[table]
+                elif kind == "increment":
+                    self.execute(FLOOR_STATEMENTS[kind], table, {**params, "key": "ctr"})
+                else:
+                    self.execute(FLOOR_STATEMENTS[kind], table, params)
+
+            return op
+
+        def store_cas(i: int) -> None:
+            write = state_set(scope=scope, key="store-cas", value=CURSOR + i, expected_version=versions["store"])
+            versions["store"] = write.version
+
+        groups: dict[str, dict[str, Prepare]] = {
+            kind: {
+                f"physical.{kind}": self.same(statement(kind, self.floor)),
+                f"table.{kind}": self.same(statement(kind, "workflow_state")),
+            }
+            for kind in ("overwrite", "cas", "increment", "select")
+        }
+        groups["overwrite"].update({
+            "store.set.overwrite": self.same(lambda i: state_set(scope=scope, key="hot", value=CURSOR + i)),
+            "action.set.overwrite": self.same(
+                lambda i: run_action("State Set", {"key": "hot", "value": str(CURSOR + i)}, ctx)
+            ),
+        })
+        groups["cas"]["store.set.cas"] = self.same(store_cas)
+        groups["increment"].update({
+            "store.increment": self.same(lambda i: state_increment(scope=scope, key="ctr")),
+            "action.increment": self.same(lambda i: run_action("State Increment", {"key": "ctr"}, ctx)),
+        })
+        groups["select"].update({
+            "store.get": self.same(lambda i: state_get(scope=scope, key="hot")),
+            "action.get": self.same(lambda i: run_action("State Get", {"key": "hot"}, ctx)),
+        })
+        groups["delete"] = {
+            "physical.delete": self.new_keys(home_org, self.raw("delete", self.floor), existing=True, table=self.floor),
+            "table.delete": self.new_keys(home_org, self.raw("delete", "workflow_state"), existing=True),
+            "store.delete": self.new_keys(home_org, self.store_delete, existing=True),
+        }
+        groups["insert"] = {
+            "physical.insert": self.new_keys(home_org, self.raw("insert", self.floor), table=self.floor),
+            "table.insert": self.new_keys(home_org, self.raw("insert", "workflow_state")),
+            **{f"store.create.org_{size}": self.new_keys(org, self.store_create) for size, org in sized.items()},
+        }
+        spent: dict[str, float] = {}
+        done: dict[str, int] = {}
+        for _round in range(self.repeat):
+            for group in groups.values():
+                for name, (count, seconds) in self.interleaved(group).items():
+                    done[name] = done.get(name, 0) + count
+                    spent[name] = spent.get(name, 0.0) + seconds
+            for name, spread in (("concurrent.one_org", False), ("concurrent.eight_orgs", True)):
+                count, seconds = self.concurrent(spread=spread)
+                done[name] = done.get(name, 0) + count
+                spent[name] = spent.get(name, 0.0) + seconds
+        return {name: done[name] / spent[name] for name in spent}
+
+    def execute(self, sql: str, table: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
+        with connection.cursor() as cursor:
+            cursor.execute(sql.replace("workflow_state", table) if table != "workflow_state" else sql, params)
+            return cursor.fetchone()
+
+    def raw(self, kind: str, table: str) -> Callable[[int, uuid.UUID, str], None]:
+        def op(org: int, wf: uuid.UUID, key: str) -> None:
+            params = {"org": org, "wf": wf, "key": key, "value": str(CURSOR), "ttl": None, "execution": None}
+            self.execute(FLOOR_STATEMENTS[kind], table, params)
+
+        return op
+
+    @staticmethod
+    def store_create(org: int, wf: uuid.UUID, key: str) -> None:
+        state_set(scope=StateScope(org, wf), key=key, value=CURSOR)
+
+    @staticmethod
+    def store_delete(org: int, wf: uuid.UUID, key: str) -> None:
+        state_delete(scope=StateScope(org, wf), key=key)
+
+    @staticmethod
+    def same(op: Op) -> Prepare:
         return lambda: op
 
-    def timed(self, prepare: Prepare) -> float:
-        """ops/s of n operations (preparation and clean-up are not timed)."""
-        op = prepare()
-        start = time.perf_counter()
-        for i in range(self.n):
-            op(i)
-        rate = self.n / (time.perf_counter() - start)
-        self._clear_used()
-        return rate
+    def new_keys(
+        self, org: Organization, write: Callable[[int, uuid.UUID, str], None], *, existing: bool = False,
+        table: str = "workflow_state",
+    ) -> Prepare:
+        """n operations on keys k0..kn of fresh workflows (written first, untimed, when `existing`)."""
 
-    def _clear_used(self) -> None:
-        """Remove what a new-key run wrote (untimed), so the organization stays the same size and
-        within its budget from one measurement to the next."""
-        if self.used:
-            with self.raw.cursor() as cursor:
-                cursor.execute("DELETE FROM workflow_state WHERE workflow_id = ANY(%s)", [self.used])
-            self.used.clear()
+        def prepare() -> Op:
+            targets = self.fresh_workflows(org, -(-self.n // KEYS_PER_WORKFLOW))
+            if existing:
+                for i in range(self.n):
+                    self.raw("insert", table)(org.id, targets[i // KEYS_PER_WORKFLOW], f"k{i}")
+            return lambda i: write(org.id, targets[i // KEYS_PER_WORKFLOW], f"k{i}")
+
+        return prepare
+
+    def interleaved(self, group: dict[str, Prepare]) -> dict[str, tuple[int, float]]:
+        """Run the group's operations in alternating blocks of BLOCK, each member first in turn,
+        so a load spike of the shared machine reaches every member alike; (ops, seconds) each."""
+        ops = {name: prepare() for name, prepare in group.items()}
+        names = list(ops)
+        spent = dict.fromkeys(names, 0.0)
+        for number, start in enumerate(range(0, self.n, BLOCK)):
+            for name in names[number % len(names):] + names[: number % len(names)]:
+                op = ops[name]
+                began = time.perf_counter()
+                for i in range(start, min(start + BLOCK, self.n)):
+                    op(i)
+                spent[name] += time.perf_counter() - began
+        self.clear()
+        return {name: (self.n, seconds) for name, seconds in spent.items()}
+
+    def concurrent(self, *, spread: bool) -> tuple[int, float]:
+        """Keys created per second by CONCURRENT threads (each its own connection), all in one
+        organization or each in its own."""
+        orgs = [self.org() for _ in range(CONCURRENT)] if spread else [self.org()] * CONCURRENT
+        per_thread = max(self.n // 2, 10)
+        targets = [self.fresh_workflows(org, -(-per_thread // KEYS_PER_WORKFLOW)) for org in orgs]
+        barrier = threading.Barrier(CONCURRENT + 1)
+        errors: list[BaseException] = []
+
+        def work(t: int) -> None:
+            try:
+                connection.ensure_connection()
+                barrier.wait(timeout=60)
+                for i in range(per_thread):
+                    self.store_create(orgs[t].id, targets[t][i // KEYS_PER_WORKFLOW], f"c{i}")
+            except BaseException as exc:  # reported below, after every thread has stopped
+                errors.append(exc)
+            finally:
+                connection.close()
+
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(CONCURRENT)]
+        for thread in threads:
+            thread.start()
+        barrier.wait(timeout=60)
+        start = time.perf_counter()
+        for thread in threads:
+            thread.join(timeout=600)
+        elapsed = time.perf_counter() - start
+        self.clear()
+        if errors or any(thread.is_alive() for thread in threads):
+            raise RuntimeError(f"a concurrent creator failed: {errors[:1] or 'did not finish in 600 s'}")
+        return CONCURRENT * per_thread, elapsed

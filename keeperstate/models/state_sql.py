@@ -1,0 +1,147 @@
+"""The SQL bodies of workflow_state's triggers (installed through migrations by pgtrigger).
+
+Kept apart from the models so each rule can be read whole. None of them reads a connection
+option or a session setting: behind PgBouncer in transaction mode a connection's settings belong
+to whoever used the server connection last, and a transaction-local setting outlives the
+statement that meant it. Who made a change is in the row (``updated_by_execution``) or written
+by the deleting statement itself (see HISTORY_SQL); the retention comes from a table.
+"""
+
+from __future__ import annotations
+
+VERSION_BUMP_SQL = """
+    NEW.version := OLD.version + 1;
+    NEW.updated_at := now();
+    RETURN NEW;
+"""
+
+VERSION_START_SQL = """
+    NEW.version := COALESCE(
+        (SELECT t.last_version FROM workflow_state_tombstone t
+          WHERE t.workflow_id = NEW.workflow_id AND t.key = NEW.key),
+        0) + 1;
+    RETURN NEW;
+"""
+
+# Every change of a key becomes one event. Who made it: an insert or update names the
+# execution on the row. A delete has no new row, so a deleter that knows more than "the
+# database" (a run, an admin, the sweeper) writes the event itself in the same statement
+# (``WITH gone AS (DELETE … RETURNING …) INSERT INTO workflow_state_event …``, see
+# keeperstate/state/db.py); the trigger then finds that event (a key's version is never
+# reused, so workflow, key and old version name one deletion) and adds nothing. A raw SQL
+# delete gets its event here, by "database".
+#
+# A row deleted while its workflow still exists also leaves a tombstone with its last version
+# (the key's next life continues from there). When the workflow itself is being deleted there
+# is nothing to remember and nothing to record: its history goes with it. Tombstone and event
+# share one trigger so a delete checks the workflow once. An UPDATE that leaves the version
+# alone (a workflow moved to another organization, an execution deleted) is not a change of the
+# key.
+#
+# Retention: instead of trimming on every write, every HISTORY_TRIM_EVERY-th version of a key
+# trims that key to the newest ``history_per_key`` events (keeperstate_setting), so a key holds
+# at most history_per_key + HISTORY_TRIM_EVERY - 1 events and a write pays the trim once in 16.
+HISTORY_TRIM_EVERY = 16
+HISTORY_SQL = f"""
+    IF TG_OP = 'UPDATE' THEN
+        IF NEW.version = OLD.version THEN
+            RETURN NULL;
+        END IF;
+    ELSIF TG_OP = 'DELETE' THEN
+        IF NOT EXISTS (SELECT 1 FROM workflow w WHERE w.id = OLD.workflow_id) THEN
+            RETURN NULL;
+        END IF;
+        INSERT INTO workflow_state_tombstone (workflow_id, key, last_version)
+        VALUES (OLD.workflow_id, OLD.key, OLD.version)
+        ON CONFLICT (workflow_id, key) DO UPDATE
+           SET last_version = GREATEST(workflow_state_tombstone.last_version, EXCLUDED.last_version);
+        IF EXISTS (SELECT 1 FROM workflow_state_event e
+                    WHERE e.workflow_id = OLD.workflow_id AND e.key = OLD.key
+                      AND e.operation = 'delete' AND e.old_version = OLD.version) THEN
+            RETURN NULL;
+        END IF;
+    END IF;
+    INSERT INTO workflow_state_event
+        (workflow_id, key, operation, old_value, new_value, old_version, new_version, execution_id, created_at)
+    VALUES (
+        COALESCE(NEW.workflow_id, OLD.workflow_id),
+        COALESCE(NEW.key, OLD.key),
+        lower(TG_OP),
+        CASE WHEN TG_OP = 'INSERT' THEN NULL ELSE OLD.value END,
+        CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.value END,
+        CASE WHEN TG_OP = 'INSERT' THEN NULL ELSE OLD.version END,
+        CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.version END,
+        CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.updated_by_execution_id END,
+        clock_timestamp()
+    );
+    IF TG_OP <> 'DELETE' AND NEW.version % {HISTORY_TRIM_EVERY} = 0 THEN
+        DELETE FROM workflow_state_event
+         WHERE id IN (SELECT e.id FROM workflow_state_event e
+                       WHERE e.workflow_id = NEW.workflow_id AND e.key = NEW.key
+                       ORDER BY e.id DESC
+                      OFFSET COALESCE((SELECT s.value FROM keeperstate_setting s
+                                        WHERE s.name = 'history_per_key'), 50));
+    END IF;
+    RETURN NULL;
+"""
+
+# Usage counters: rows per workflow, and rows and bytes per organization, kept exact for every
+# writer by these triggers. They count rows, expired ones included until they are deleted; the
+# store turns "rows" into "live keys" only when a limit would be passed (keeperstate_check_usage
+# reclaims the scope's expired rows and counts again), so a write never scans.
+#
+# An organization's counter is split in rows whose sum is its usage: a transaction adds to the
+# row of its connection (pg_backend_pid() modulo USAGE_SHARDS), so creators in one organization
+# do not queue on one row lock until each commit's flush. Decreases go to a second set of rows
+# (shards USAGE_SHARDS…2×USAGE_SHARDS-1), which the exact path never needs to lock: a decrease in
+# flight only makes a count cautious. How the store stays exact with shards is told in
+# keeperstate_check_usage (migration 0010).
+#
+# Inserts and deletes are counted per statement from transition tables: the sweeper's batch of
+# 1,000 rows is one update per organization and per workflow, not 1,000. Locks are taken in one
+# order everywhere: organization shards (by organization), then workflows (by id), so two
+# multi-row statements cannot deadlock on them. A deleted organization or workflow takes its
+# usage rows along (foreign keys ON DELETE CASCADE); the EXISTS guards skip it mid-cascade.
+USAGE_SHARDS = 32
+_SHARD = f"(pg_backend_pid() % {USAGE_SHARDS})"
+_DECREASE_SHARD = f"({USAGE_SHARDS} + pg_backend_pid() % {USAGE_SHARDS})"
+USAGE_INSERT_SQL = f"""
+    INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)
+    SELECT organization_id, {_SHARD}, count(*), sum(size_bytes) FROM new_rows
+     GROUP BY organization_id ORDER BY organization_id
+    ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys + EXCLUDED.keys, bytes = u.bytes + EXCLUDED.bytes;
+    INSERT INTO workflow_state_usage AS u (workflow_id, keys)
+    SELECT workflow_id, count(*) FROM new_rows GROUP BY workflow_id ORDER BY workflow_id
+    ON CONFLICT (workflow_id) DO UPDATE SET keys = u.keys + EXCLUDED.keys;
+    RETURN NULL;
+"""
+
+USAGE_DELETE_SQL = f"""
+    INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)
+    SELECT d.organization_id, {_DECREASE_SHARD}, -count(*), -sum(d.size_bytes) FROM old_rows d
+     WHERE EXISTS (SELECT 1 FROM organization o WHERE o.id = d.organization_id)
+     GROUP BY d.organization_id ORDER BY d.organization_id
+    ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys + EXCLUDED.keys, bytes = u.bytes + EXCLUDED.bytes;
+    FOR r IN SELECT workflow_id, count(*) AS n FROM old_rows GROUP BY workflow_id ORDER BY workflow_id LOOP
+        UPDATE workflow_state_usage SET keys = keys - r.n WHERE workflow_id = r.workflow_id;
+    END LOOP;
+    RETURN NULL;
+"""
+
+# An update changes usage only when the value's size changes or the workflow moved to another
+# organization; the trigger's WHEN clause (evaluated without calling any function) skips the
+# common case, a same-size overwrite of a cursor or counter.
+USAGE_UPDATE_WHEN = (
+    'OLD."size_bytes" IS DISTINCT FROM NEW."size_bytes" OR OLD."organization_id" IS DISTINCT FROM NEW."organization_id"'
+)
+USAGE_UPDATE_SQL = f"""
+    INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)
+    SELECT c.org, CASE WHEN sum(c.keys) > 0 OR sum(c.bytes) > 0 THEN {_SHARD} ELSE {_DECREASE_SHARD} END,
+           sum(c.keys), sum(c.bytes)
+      FROM (VALUES (OLD.organization_id, -1, -OLD.size_bytes), (NEW.organization_id, 1, NEW.size_bytes))
+           AS c (org, keys, bytes)
+     WHERE EXISTS (SELECT 1 FROM organization o WHERE o.id = c.org)
+     GROUP BY c.org ORDER BY c.org
+    ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys + EXCLUDED.keys, bytes = u.bytes + EXCLUDED.bytes;
+    RETURN NULL;
+"""

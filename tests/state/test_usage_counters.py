@@ -1,0 +1,184 @@
+"""Usage counters (rows per workflow; rows and bytes per organization) stay exact for every
+writer, and an expired key stops counting as live although nobody writes at expiry time."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from keeperstate.models import Organization, WorkflowState, WorkflowStateEvent
+from keeperstate.state.errors import StateKeyLimit, StateOrgBudget
+from keeperstate.state.maintenance import admin_delete, admin_update, sweep_expired
+from keeperstate.state.selectors import org_usage
+from keeperstate.state.store import StateScope, state_delete, state_get, state_increment, state_set
+from tests.factories import make_workflow
+from tests.state.test_store import delete_workflow_by_sql, expire
+
+pytestmark = pytest.mark.django_db
+
+
+def counted() -> tuple[dict, dict]:
+    """The counters as kept, by workflow and by organization (zero rows left out)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT workflow_id, keys FROM workflow_state_usage WHERE keys <> 0")
+        workflows = dict(cursor.fetchall())
+        cursor.execute(
+            "SELECT organization_id, sum(keys), sum(bytes) FROM organization_state_usage GROUP BY organization_id "
+            "HAVING sum(keys) <> 0 OR sum(bytes) <> 0"
+        )
+        orgs = {org: (keys, size) for org, keys, size in cursor.fetchall()}
+    return workflows, orgs
+
+
+def recounted() -> tuple[dict, dict]:
+    """The same figures by scanning workflow_state."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT workflow_id, count(*) FROM workflow_state GROUP BY workflow_id")
+        workflows = dict(cursor.fetchall())
+        cursor.execute("SELECT organization_id, count(*), sum(size_bytes) FROM workflow_state GROUP BY organization_id")
+        orgs = {org: (keys, size) for org, keys, size in cursor.fetchall()}
+    return workflows, orgs
+
+
+def assert_exact() -> None:
+    assert counted() == recounted()
+
+
+def test_store_writes_keep_the_counters_exact(scope):
+    state_set(scope=scope, key="a", value=1)
+    state_set(scope=scope, key="a", value="a longer value")  # grows
+    state_set(scope=scope, key="a", value=2)  # shrinks
+    state_increment(scope=scope, key="n", by=9)
+    state_increment(scope=scope, key="n")  # 9 → 10 grows by a digit
+    state_set(scope=scope, key="t", value=1, ttl=60)
+    state_delete(scope=scope, key="n")
+
+    assert_exact()
+    assert counted()[0] == {scope.workflow_id: 2}
+
+
+def test_admin_sweeper_and_raw_sql_keep_the_counters_exact(scope, workflow):
+    for i in range(5):
+        state_set(scope=scope, key=f"k{i}", value=i, ttl=60)
+    admin_update(state_id=WorkflowState.objects.get(key="k0").pk, value={"repaired": True}, expires_at=None,
+                 actor="admin:root")
+    admin_delete(state_ids=[WorkflowState.objects.get(key="k1").pk], actor="admin:root")
+    expire(scope, "k2")
+    list(sweep_expired())
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO workflow_state (organization_id, workflow_id, key, value) "
+            "SELECT %s, %s, 'raw' || n, to_jsonb(n) FROM generate_series(1, 30) n",
+            [scope.organization_id, scope.workflow_id],
+        )
+        cursor.execute("UPDATE workflow_state SET value = to_jsonb(repeat('x', 50)) WHERE key LIKE 'raw1%%'")
+        cursor.execute("DELETE FROM workflow_state WHERE key LIKE 'raw2%%'")
+
+    assert_exact()
+
+
+def test_moving_a_workflow_moves_its_usage(scope, workflow, org, other_org):
+    state_set(scope=scope, key="a", value="abc")
+    state_set(scope=scope, key="b", value=1)
+
+    workflow.organization = other_org
+    workflow.save()
+
+    assert_exact()
+    assert org_usage(org.id).live_keys == 0
+    assert (org_usage(other_org.id).live_keys, org_usage(other_org.id).stored_bytes) == (2, 6)
+
+
+def test_deleting_workflows_and_organizations_takes_their_usage(scope, workflow, org):
+    other = make_workflow(org, name="other")
+    state_set(scope=scope, key="a", value=1)
+    state_set(scope=StateScope(org.id, other.id), key="b", value=1)
+
+    delete_workflow_by_sql(workflow)
+    assert_exact()
+    other.delete()
+    assert_exact()
+    state_set(scope=StateScope(org.id, make_workflow(org, name="third").id), key="c", value=1)
+    Organization.objects.filter(pk=org.pk).delete()
+
+    assert counted() == ({}, {})
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM workflow_state_usage")
+        assert cursor.fetchone()[0] == 0
+
+
+def test_an_expired_key_frees_its_slot_without_a_writer_at_expiry(scope, settings):
+    settings.KEEPERSTATE_MAX_KEYS_PER_WORKFLOW = 5
+    for i in range(5):
+        state_set(scope=scope, key=f"k{i}", value=i, ttl=60)
+    with pytest.raises(StateKeyLimit):
+        state_set(scope=scope, key="new", value=1)
+
+    expire(scope, "k3")  # time passes; nobody writes
+    write = state_set(scope=scope, key="new", value=1)
+
+    assert write.created
+    assert not state_get(scope=scope, key="k3").exists
+    # The expired row was reclaimed as the sweeper would: its version lives on, the history says so.
+    reclaimed = WorkflowStateEvent.objects.get(key="k3", operation="delete")
+    assert (reclaimed.actor, reclaimed.old_version) == ("sweeper", 2)
+    state_delete(scope=scope, key="new")
+    assert state_set(scope=scope, key="k3", value=1).version == 3
+    assert_exact()
+
+
+def test_a_refused_write_reports_live_keys_not_rows(scope, settings):
+    settings.KEEPERSTATE_MAX_KEYS_PER_WORKFLOW = 3
+    for i in range(3):
+        state_set(scope=scope, key=f"k{i}", value=i)
+
+    with pytest.raises(StateKeyLimit) as info:
+        state_set(scope=scope, key="one-more", value=1)
+
+    assert info.value.details == {"limit": 3, "live": 3}
+    assert_exact()
+
+
+def test_expired_keys_elsewhere_in_the_organization_free_budget(org, settings):
+    settings.KEEPERSTATE_ORG_MAX_KEYS = 4
+    a = StateScope(org.id, make_workflow(org, name="a").id)
+    b = StateScope(org.id, make_workflow(org, name="b").id)
+    for i in range(4):
+        state_set(scope=a, key=f"k{i}", value=i, ttl=60)
+    with pytest.raises(StateOrgBudget):
+        state_set(scope=b, key="x", value=1)
+
+    expire(a, "k0")
+    expire(a, "k1")
+
+    assert state_set(scope=b, key="x", value=1).created
+    assert state_set(scope=b, key="y", value=1).created
+    with pytest.raises(StateOrgBudget) as info:
+        state_set(scope=b, key="z", value=1)
+    assert info.value.details["used"] == 4
+    assert_exact()
+
+
+def test_reviving_an_expired_key_at_the_ceiling_needs_no_free_slot(scope, settings):
+    settings.KEEPERSTATE_MAX_KEYS_PER_WORKFLOW = 3
+    for i in range(3):
+        state_set(scope=scope, key=f"k{i}", value=i, ttl=60)
+    expire(scope, "k2")
+
+    write = state_set(scope=scope, key="k2", value="back")
+
+    assert (write.created, write.version) == (True, 3)  # expire() itself moved it to 2
+    with pytest.raises(StateKeyLimit):
+        state_set(scope=scope, key="k3", value=1)
+
+
+def test_org_usage_reads_the_counters_less_expired_rows(scope):
+    state_set(scope=scope, key="a", value=1)
+    state_set(scope=scope, key="b", value=22, ttl=60)
+    expire(scope, "b")
+
+    usage = org_usage(scope.organization_id)
+
+    assert (usage.live_keys, usage.stored_bytes) == (1, 3)
+    assert type(usage.live_keys) is int  # JSON numbers, not Decimal text
+    assert type(usage.stored_bytes) is int
