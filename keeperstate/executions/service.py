@@ -24,6 +24,7 @@ from keeperstate.errors import CodedError
 from keeperstate.executions.liveness import heartbeating
 from keeperstate.models import Workflow, WorkflowExecution
 from keeperstate.ratelimits import check_org_run_rate
+from keeperstate.state.store import one_key_transaction
 
 logger = logging.getLogger(__name__)
 
@@ -182,7 +183,8 @@ def _execute(execution: WorkflowExecution, workflow: Workflow) -> None:
         with heartbeating(execution.pk):
             outcome = run_graph(
                 workflow.nodes, workflow.edges, execution.input, ctx,
-                on_progress=record, node_transaction=transaction.atomic,
+                # one node writes at most one key: the store may use its fast usage check
+                on_progress=record, node_transaction=one_key_transaction,
             )
     except (DatabaseError, WorkflowDeletedDuringRun):
         # DatabaseError: the record cannot be written now; the client's answer says so (503), and

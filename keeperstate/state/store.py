@@ -24,6 +24,7 @@ import json
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -271,10 +272,32 @@ class _Current:
         return self.version if self.live else 0
 
 
+# Set while a caller's transaction writes at most one key (see one_key_transaction).
+_one_key: ContextVar[bool] = ContextVar("keeperstate_one_key_transaction", default=False)
+
+
+@contextmanager
+def one_key_transaction() -> Iterator[None]:
+    """A transaction in which the store writes at most one key, e.g. one node of a run and the
+    record of its result. The fast usage check (sharded counters) is safe there: only a
+    transaction that writes several keys could take shard locks in two orders and deadlock, so
+    any other caller's transaction gets the exact path."""
+    token = _one_key.set(True)
+    try:
+        with transaction.atomic():
+            yield
+    finally:
+        _one_key.reset(token)
+
+
+def _exact_only() -> bool:
+    return connection.in_atomic_block and not _one_key.get()
+
+
 def _create(params: dict[str, Any]) -> tuple[Any, ...] | None:
     """Create a key that has no row (keeperstate_create_key); None when it has one. Near the
     budget (KS000) the write is done again on the exact path."""
-    exact = connection.in_atomic_block  # a caller's transaction may write several keys
+    exact = _exact_only()  # a caller's transaction may write several keys
     try:
         return _one(CREATE_SQL, {**params, **_limits(exact)})
     except DatabaseError as exc:
@@ -289,7 +312,7 @@ def _locked_write(params: dict[str, Any], decide: Callable[[_Current], Any]) -> 
     ``decide`` sees the current row (locked) and returns the value to store, or raises. Near the
     budget (KS000), or inside a caller's transaction, it takes the exact path.
     """
-    exact = connection.in_atomic_block  # a caller's transaction may write several keys
+    exact = _exact_only()  # a caller's transaction may write several keys
     try:
         return _locked_attempt(params, decide, exact=exact)
     except DatabaseError as exc:
