@@ -57,3 +57,6 @@ def test_the_editor_switches_active_and_shows_the_webhook_to_call(author_page, h
     box = page.locator("#inspector .webhook-info")
     expect(box.locator(".webhook-url")).to_have_text(f"{page.url.split('/builder/')[0]}/hooks/{hooked.id}/")
     expect(box.locator(".webhook-secret")).to_have_text(hooked.webhook_secret)
+    curl = box.locator(".webhook-curl")
+    expect(curl).to_contain_text(f"curl -X POST '{page.url.split('/builder/')[0]}/hooks/{hooked.id}/?wait=10'")
+    expect(curl).to_contain_text(f"X-KeeperState-Secret: {hooked.webhook_secret}")

@@ -83,6 +83,12 @@ export class WorkflowSettings {
     this.renderNextRun();
   }
 
+  // A ready-to-paste curl command for the webhook, with the current secret.
+  curlLine() {
+    return `curl -X POST '${this.values.webhookUrl}?wait=10' \\\n  -H 'X-KeeperState-Secret: ${this.values.webhookSecret}' \\\n`
+      + `  -H 'Content-Type: application/json' -d '{}'`;
+  }
+
   // The webhook's address and secret, for the inspector of a Webhook trigger.
   webhookBox() {
     const box = el("section", "webhook-info");
@@ -99,6 +105,7 @@ export class WorkflowSettings {
       if (!ok) return this.editor.setStatus(`No new secret: ${data.detail || "try again."}`, "error");
       this.values.webhookSecret = data.webhookSecret;
       secret.textContent = data.webhookSecret;
+      curl.textContent = this.curlLine();
       this.editor.setStatus("New webhook secret made; the old one no longer works.", "ok");
     });
     const list = el("dl");
@@ -110,6 +117,11 @@ export class WorkflowSettings {
     header.append(el("code", null, "X-KeeperState-Secret: "), secret, " ", rotate);
     list.append(header);
     box.append(list);
+    box.append(el("p", "help", "Try it from a terminal (waits up to 10 s for the run's result):"));
+    const curl = el("code", "webhook-curl", this.curlLine());
+    const pre = el("pre", "webhook-curl-box");
+    pre.append(curl);
+    box.append(pre);
     box.append(el("p", "help", this.values.active
       ? "The workflow is active: a call runs it with the body as input."
       : "Switch the workflow to Active (under the canvas) for calls to run it."));
