@@ -95,5 +95,5 @@ def sync_state_settings(**kwargs: Any) -> None:
 
     with connections[using].cursor() as cursor:
         if "keeperstate_setting" not in connections[using].introspection.table_names(cursor):
-            return  # migrated back below 0010
+            return  # migrated back below 0011
         cursor.execute(HISTORY_SETTING_SQL, {"value": settings.KEEPERSTATE_HISTORY_PER_KEY})

@@ -129,7 +129,7 @@ DELETE_SQL = logged_delete_sql(f"{_KEY} AND {LIVE_SQL}")
 DELETE_CAS_SQL = logged_delete_sql(f"{_KEY} AND {LIVE_SQL} AND version = %(expected)s")
 
 _LIMITS = "%(exact)s, %(max_wf)s, %(max_keys)s, %(max_bytes)s"
-# A key with no row: insert and check in one call (migration 0010); no row back = the key has one.
+# A key with no row: insert and check in one call (migration 0011); no row back = the key has one.
 CREATE_SQL = f"""
 SELECT version, expires_at
   FROM keeperstate_create_key(%(org)s, %(wf)s, %(key)s, %(value)s::jsonb, %(ttl)s, %(execution)s, {_LIMITS})
@@ -151,7 +151,7 @@ ON CONFLICT (organization_id, workflow_id, key) DO UPDATE
                          THEN workflow_state.created_at ELSE now() END
 RETURNING version, expires_at, size_bytes
 """
-# After the write, in its transaction: the counters include it (migration 0010).
+# After the write, in its transaction: the counters include it (migration 0011).
 CHECK_USAGE_SQL = f"SELECT keeperstate_check_usage(%(org)s, %(wf)s, %(adds_key)s, %(grew)s, {_LIMITS})"
 
 # SQLSTATEs keeperstate_check_usage raises, with the usage before the write in DETAIL; and the

@@ -126,7 +126,7 @@ def test_a_plain_drf_token_is_carried_over_hashed_and_keeps_working(user):
         cursor.execute("CREATE TABLE IF NOT EXISTS authtoken_token (key varchar(40) PRIMARY KEY, "
                        "user_id integer, created timestamptz)")
         cursor.execute("INSERT INTO authtoken_token VALUES (%s, %s, now())", [key, user.pk])
-    migration = import_module("keeperstate.migrations.0031_carry_over_drf_tokens")
+    migration = import_module("keeperstate.migrations.0010_carry_over_drf_tokens")
 
     # when the data migration runs
     with conn.schema_editor() as editor:

@@ -213,7 +213,7 @@ $$;
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('keeperstate', '0031_carry_over_drf_tokens'),
+        ('keeperstate', '0010_carry_over_drf_tokens'),
     ]
 
     operations = [

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('keeperstate', '0050_demo_seed'),
+        ('keeperstate', '0006_demo_seed'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -11,7 +11,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('keeperstate', '0021_demo_alerts'),
+        ('keeperstate', '0008_demo_alerts'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('keeperstate', '0020_organization_secrets'),
+        ('keeperstate', '0007_organization_secrets'),
     ]
 
     operations = [

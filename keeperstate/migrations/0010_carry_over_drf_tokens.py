@@ -29,6 +29,6 @@ def carry_over(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("keeperstate", "0030_security_audit_tokens_ratelimits")]
+    dependencies = [("keeperstate", "0009_security_audit_tokens_ratelimits")]
 
     operations = [migrations.RunPython(carry_over, migrations.RunPython.noop)]
