@@ -26,6 +26,8 @@ import psycopg
 import pytest
 from django.conf import settings
 
+from tests.ops.serving import free_port
+
 pytestmark = pytest.mark.pgbouncer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,12 +42,6 @@ def _server() -> dict[str, str]:
     return {"host": host, "port": str(db.get("PORT") or 5432), "user": db.get("USER") or "postgres"}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def bouncer():
     """A pgbouncer in transaction mode on a free local port; stopped (by its pid) afterwards."""
@@ -55,7 +51,7 @@ def bouncer():
     if binary is None:
         pytest.skip("pgbouncer is not installed (apt-get install -y pgbouncer; .ci/run does)")
     server = _server()
-    port = _free_port()
+    port = free_port()
     # Its own folder, readable by the user PgBouncer switches to (pytest's tmp_path is root-only).
     tmp_path = Path(tempfile.mkdtemp(prefix="keeperstate-pgbouncer-"))
     tmp_path.chmod(0o777)

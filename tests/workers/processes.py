@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ from django.conf import settings
 from django.db import connection
 
 from keeperstate.database import database_url
+from tests.ops.serving import free_port  # noqa: F401 - one helper for every test that needs a port
 
 MANAGE = str(Path(settings.BASE_DIR) / "manage.py")
 
@@ -40,12 +40,6 @@ def child_env(**extra: str) -> dict[str, str]:
     env = {**os.environ, **FAST, "DATABASE_URL": child_database_url(), "PYTHONUNBUFFERED": "1"}
     env.update(extra)
     return env
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class Processes:
