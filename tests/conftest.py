@@ -28,6 +28,15 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
     options["options"] = f"{options.get('options', '')} -c synchronous_commit=off".strip()
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Users here have passwords only to log in; Django's default hasher (PBKDF2, a million
+    rounds) takes about half a second per user created and per login, which added minutes to
+    the suite. Processes a test starts (serve, workers) keep the default: their users are their
+    own."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def org():
     return make_org("acme")

@@ -10,13 +10,6 @@ from keeperstate.tokens import create_token
 from tests.factories import make_user
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    """Users here log in with passwords only to test sessions; Django's default hasher takes a
-    noticeable fraction of a second per user, and most tests create several."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def json_client(**kwargs) -> APIClient:
     client = APIClient(**kwargs)
     client.default_format = "json"

@@ -32,7 +32,9 @@ from tests.executions.graphs import counter_graph
 from tests.faults.load import Load
 from tests.ops.serving import (
     Managed,
+    copy_data_dir,
     free_port,
+    migrated_data_dir,
     own_embedded_server,
     postmaster_pid,
     stop_embedded_postgres,
@@ -70,8 +72,7 @@ class Service:
         return int(re.search(rf"{re.escape(name)} pid (\d+)", line).group(1))  # type: ignore[union-attr]
 
 
-def start_service(tmp_path: Path, *, own_server: bool) -> Service:
-    data_dir = tmp_path / "data"
+def start_service(data_dir: Path, *, own_server: bool) -> Service:
     env = dict(FAST)
     if not own_server:
         env["DATABASE_URL"] = database_url(connection.settings_dict)
@@ -111,9 +112,16 @@ def call(port: int, token: str, method: str, path: str, body: object = None) -> 
         conn.close()
 
 
+@pytest.fixture(scope="module")
+def migrated(tmp_path_factory):
+    """A migrated, stopped data folder; each test of its own server starts from a copy, so a
+    crash of one test's Postgres never reaches another."""
+    return migrated_data_dir(tmp_path_factory.mktemp("template"))
+
+
 @pytest.fixture
-def own_service(tmp_path):
-    service = start_service(tmp_path, own_server=True)
+def own_service(migrated, tmp_path):
+    service = start_service(copy_data_dir(migrated, tmp_path / "data"), own_server=True)
     yield service
     try:
         service.serve.stop(timeout=60)
@@ -123,7 +131,7 @@ def own_service(tmp_path):
 
 @pytest.fixture
 def shared_service(tmp_path):
-    service = start_service(tmp_path, own_server=False)
+    service = start_service(tmp_path / "data", own_server=False)
     yield service
     service.serve.stop(timeout=60)
 

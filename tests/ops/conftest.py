@@ -6,21 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.ops.serving import Managed, stop_embedded_postgres
+from tests.ops.serving import migrated_data_dir, stop_embedded_postgres
 
 
 @pytest.fixture(scope="module")
 def prepared_dir(tmp_path_factory):
-    failures = []
-    for _attempt in range(2):  # initdb can fail for a moment when the machine is short of memory
-        path = tmp_path_factory.mktemp("data")
-        migrate = Managed("migrate", "--verbosity", "0", data_dir=path)
-        if migrate.stop(sig=0, timeout=240) == 0:
-            break
-        failures.append(migrate.output())
-        stop_embedded_postgres(path)
-    else:
-        raise AssertionError("could not prepare a data folder:\n" + "\n".join(failures))
+    path = migrated_data_dir(tmp_path_factory.mktemp("data"))
     yield path
     stop_embedded_postgres(path)
 

@@ -37,7 +37,7 @@ def test_an_interval_workflow_on_three_workers_runs_each_tick_once(processes, or
     for n in range(3):
         processes.worker(f"worker-{n}")
 
-    time.sleep(20)
+    time.sleep(12)
     workflow_set_active(workflow, False)
     stopped_at = time.time()
     time.sleep(2)  # the schedulers look again; nothing new may start
@@ -49,7 +49,7 @@ def test_an_interval_workflow_on_three_workers_runs_each_tick_once(processes, or
     successes = [e for e in executions if e.status == "success"]
     print(f"{len(executions)} ticks run by 3 workers; counter {counted(workflow)}")
     assert len(ticks) == len(set(ticks)), "a tick ran twice"
-    assert len(ticks) >= 17
+    assert len(ticks) >= 10
     assert len(successes) == len(executions), [e.error for e in executions if e.status != "success"]
     assert counted(workflow) == len(successes)
     assert max(ticks).timestamp() <= stopped_at + 1, "a run started after the workflow was switched off"
