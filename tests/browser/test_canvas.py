@@ -75,7 +75,8 @@ def test_auto_layout_and_fit_keep_every_card_apart_and_in_view(author_page, moni
 # Walks every edge's drawn path (getPointAtLength, every 2 px, in screen coordinates) and answers
 # where it runs through a card other than its own source and target, and where each path ends.
 EDGE_WALK = """() => {
-  const cards = [...document.querySelectorAll('.node')].map((c) => ({ id: c.dataset.nodeId, r: c.getBoundingClientRect() }));
+  const cards = [...document.querySelectorAll('.node')]
+    .map((c) => ({ id: c.dataset.nodeId, r: c.getBoundingClientRect() }));
   const crossings = [];
   const ends = {};
   for (const edge of document.querySelectorAll('#edges .edge')) {
@@ -87,7 +88,8 @@ EDGE_WALK = """() => {
       for (const c of cards) {
         if (c.id === edge.dataset.source || c.id === edge.dataset.target) continue;
         if (p.x > c.r.left + 1 && p.x < c.r.right - 1 && p.y > c.r.top + 1 && p.y < c.r.bottom - 1) {
-          crossings.push(`${edge.dataset.source} -> ${edge.dataset.target} crosses ${c.id} at ${Math.round(p.x)},${Math.round(p.y)}`);
+          const at = `${Math.round(p.x)},${Math.round(p.y)}`;
+          crossings.push(`${edge.dataset.source} -> ${edge.dataset.target} crosses ${c.id} at ${at}`);
           break;
         }
       }
@@ -141,11 +143,47 @@ def test_edges_go_round_every_card_between_their_ends(author_page, monitor, arti
     head = card(page, "state-delete-1").locator(".node-head").bounding_box()
     page.mouse.move(head["x"] + 10, head["y"] + 5)
     page.mouse.down()
-    page.mouse.move(head["x"] + 10, head["y"] + 5 - (delete["y"] - cards["trigger"]["y"]) - delete["height"] - 60, steps=6)
+    above_all = head["y"] + 5 - (delete["y"] - cards["trigger"]["y"]) - delete["height"] - 60
+    page.mouse.move(head["x"] + 10, above_all, steps=6)
     page.mouse.up()
     moved = card(page, "state-delete-1").bounding_box()
     assert moved["y"] + moved["height"] < cards["trigger"]["y"]
     assert_edges_clear_of_cards(page, 7)
+
+
+def test_the_canvas_takes_the_window_height_and_the_panels_scroll_on_their_own(author_page, monitor, artifacts):
+    page = author_page
+    open_editor(page, monitor.id)
+    # given a long form in the inspector
+    select_node(page, "state-set-1")
+    page.locator("#inspector details.advanced summary").click()
+
+    heights = []
+    for height in (800, 1100):
+        # when the window is this tall
+        page.set_viewport_size({"width": 1280, "height": height})
+
+        # then the canvas runs from under the top bar and its toolbar down to the window's bottom
+        canvas = page.locator("#canvas").bounding_box()
+        toolbar = page.locator(".canvas-toolbar").bounding_box()
+        assert canvas["y"] == pytest.approx(toolbar["y"] + toolbar["height"], abs=2)
+        assert canvas["y"] + canvas["height"] == pytest.approx(height, abs=2)
+        # the document itself never scrolls; the panels end at the window's bottom and scroll inside
+        assert page.evaluate("document.scrollingElement.scrollHeight <= innerHeight")
+        for panel in (".palette-column", "#inspector", "#run-panel"):
+            box = page.locator(panel).bounding_box()
+            assert box["y"] + box["height"] <= height + 1, panel
+            assert page.locator(panel).evaluate("el => getComputedStyle(el).overflowY") == "auto", panel
+        heights.append(canvas["height"])
+        page.screenshot(path=str(artifacts / f"editor-1280x{height}.png"))
+
+    assert heights[1] - heights[0] == pytest.approx(300, abs=2)  # it grows with the window
+    inspector = page.locator("#inspector")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    assert inspector.evaluate("el => el.scrollHeight > el.clientHeight")  # the long form scrolls in its panel
+    inspector.evaluate("el => { el.scrollTop = el.scrollHeight; }")
+    assert page.locator("#canvas").bounding_box()["height"] == pytest.approx(heights[0], abs=1)
+    assert page.evaluate("scrollY") == 0
 
 
 def test_dragging_the_background_pans_and_zoom_scales_the_view(author_page, monitor):
