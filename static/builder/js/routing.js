@@ -30,20 +30,15 @@ const LEFT = 3;
 // Answers the SVG path data and a point beside the path for the branch label.
 export function routeEdge(from, to, source, target, boxes) {
   const others = boxes.filter((b) => b !== source && b !== target);
-  if (to.y >= from.y + 20 && !others.some((b) => intersects(b, spanOf(from, to), 2))) {
-    return { d: curve(from, to), label: { x: (from.x + to.x) / 2 + 6, y: (from.y + to.y) / 2 } };
-  }
-  const points = orthogonal(from, to, source, target, boxes);
+  const clear = to.y >= from.y + 20 && !others.some((b) => intersects(b, spanOf(from, to), 2));
+  const points = clear ? null : orthogonal(from, to, source, target, boxes);
   if (!points) return { d: curve(from, to), label: { x: (from.x + to.x) / 2 + 6, y: (from.y + to.y) / 2 } };
   return { d: rounded(points), label: labelPoint(points) };
 }
 
+// The plain S-curve: it leaves the handle downwards and drops onto the target's top.
 function curve(from, to) {
-  if (to.y >= from.y + 20) {
-    const dy = Math.max(40, (to.y - from.y) / 2);
-    return `M ${from.x} ${from.y} C ${from.x} ${from.y + dy}, ${to.x} ${to.y - dy}, ${to.x} ${to.y}`;
-  }
-  const dy = Math.max(60, (from.y - to.y) / 2);
+  const dy = Math.max(40, Math.abs(to.y - from.y) / 2);
   return `M ${from.x} ${from.y} C ${from.x} ${from.y + dy}, ${to.x} ${to.y - dy}, ${to.x} ${to.y}`;
 }
 
@@ -94,7 +89,11 @@ function orthogonal(from, to, source, target, boxes) {
     Math.max(x1, x2) > w.left && Math.min(x1, x2) < w.right && Math.max(y1, y2) > w.top && Math.min(y1, y2) < w.bottom
     && (x1 === x2 ? x1 > w.left && x1 < w.right : y1 > w.top && y1 < w.bottom)
   ));
-  const moves = [[0, 1], [0, -1], [1, 0], [-1, 0]]; // DOWN, UP, RIGHT, LEFT as index steps
+  const moves = [];
+  moves[DOWN] = [0, 1];
+  moves[UP] = [0, -1];
+  moves[RIGHT] = [1, 0];
+  moves[LEFT] = [-1, 0];
 
   const states = nx * ny * 4;
   const cost = new Float64Array(states).fill(Infinity);
@@ -103,20 +102,24 @@ function orthogonal(from, to, source, target, boxes) {
   const first = (sy * nx + sx) * 4 + DOWN; // the path leaves the handle downwards
   cost[first] = 0;
   heap.push(first, 0);
+  // The last piece drops onto the target: arriving from the side costs that one more bend.
   let found = -1;
+  let best = Infinity;
   while (heap.size) {
     const [state, c] = heap.pop();
+    if (c >= best) break;
     if (c > cost[state]) continue;
     const dir = state & 3;
     const cell = state >> 2;
     const xi = cell % nx;
     const yi = (cell - xi) / nx;
     if (xi === ex && yi === ey) {
-      if (dir === DOWN) { found = state; break; }
-      continue; // it must arrive moving down, straight onto the target
+      const total = c + (dir === DOWN ? 0 : BEND);
+      if (total < best) [best, found] = [total, state];
+      continue;
     }
     for (let m = 0; m < 4; m += 1) {
-      if ((m ^ 1) === dir) continue; // no turning back on itself
+      if ((m ^ 1) === dir) continue; // no turning back on itself (DOWN/UP and RIGHT/LEFT differ in the last bit)
       const nxi = xi + moves[m][0];
       const nyi = yi + moves[m][1];
       if (nxi < 0 || nyi < 0 || nxi >= nx || nyi >= ny) continue;
@@ -142,8 +145,8 @@ function orthogonal(from, to, source, target, boxes) {
   const points = [from];
   const at = (s) => { const cell = s >> 2; const xi = cell % nx; return { x: xs[xi], y: ys[(cell - xi) / nx] }; };
   for (let i = 0; i < cells.length; i += 1) {
-    const turns = i + 1 < cells.length && (cells[i + 1] & 3) !== (cells[i] & 3);
-    if (turns) points.push(at(cells[i]));
+    const heading = i + 1 < cells.length ? cells[i + 1] & 3 : DOWN; // after the last cell: down onto the target
+    if (heading !== (cells[i] & 3)) points.push(at(cells[i]));
   }
   points.push(to);
   return points;
@@ -154,7 +157,8 @@ function rounded(points) {
   let d = `M ${points[0].x} ${points[0].y}`;
   for (let i = 1; i < points.length - 1; i += 1) {
     const [p, c, n] = [points[i - 1], points[i], points[i + 1]];
-    const r = Math.min(RADIUS, dist(p, c) / 2, dist(c, n) / 2);
+    // half of a piece between two corners; the whole of the first or last piece (the stubs)
+    const r = Math.min(RADIUS, dist(p, c) / (i === 1 ? 1 : 2), dist(c, n) / (i === points.length - 2 ? 1 : 2));
     const a = toward(c, p, r);
     const b = toward(c, n, r);
     d += ` L ${a.x} ${a.y} Q ${c.x} ${c.y}, ${b.x} ${b.y}`;
