@@ -9,6 +9,10 @@ a demo workflow added to ``DEMO_WORKFLOWS`` in a later release appears on the ne
 the README's API session and the tests; the demo organization's Block monitor is
 ``live_block_monitor_graph``, which fetches the demo's own block feed and posts alerts
 (keeperstate.demo_feed) with an organization secret.
+
+Each demo graph's positions are what the editor's Auto-layout makes of it with the cards as they
+render (top-down, 70 px between ranks, a Condition's true branch 140 px to the left), so the editor
+opens them as they are (tests/browser/test_demo_layout.py).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ MONITOR_DESCRIPTION = (
 # Seed markers of the pieces the live monitor added (see seed_demo): never rename them.
 ALERTS_SEED = "alerts-token"
 LIVE_MONITOR_SEED = "block-monitor-live"
+RESPACE_SEED = "block-monitor-respaced"
 
 Graph = tuple[list[dict[str, Any]], list[dict[str, Any]]]
 
@@ -55,13 +60,13 @@ def block_monitor_graph(base_url: str = "") -> Graph:
         {
             "id": "state-get-1",
             "type": "action",
-            "position": {"x": 0, "y": 120},
+            "position": {"x": 0, "y": 159},
             "data": {"label": "State Get", "type": "action", "config": {"actionType": "State Get", "key": "cursor"}},
         },
         {
             "id": "condition-1",
             "type": "action",
-            "position": {"x": 0, "y": 240},
+            "position": {"x": 0, "y": 318},
             "data": {
                 "label": "New block?",
                 "type": "action",
@@ -75,7 +80,7 @@ def block_monitor_graph(base_url: str = "") -> Graph:
         {
             "id": "state-set-1",
             "type": "action",
-            "position": {"x": 0, "y": 360},
+            "position": {"x": -140, "y": 496},
             "data": {
                 "label": "State Set",
                 "type": "action",
@@ -113,24 +118,24 @@ def live_block_monitor_graph(base_url: str = DEFAULT_BASE_URL) -> Graph:
     base = base_url.rstrip("/")
     fetched = "<<@fetch-block:Fetch block.body.block>>"
 
-    def action(node_id: str, label: str, y: int, config: dict[str, Any]) -> dict[str, Any]:
-        return {"id": node_id, "type": "action", "position": {"x": 0, "y": y},
+    def action(node_id: str, label: str, x: int, y: int, config: dict[str, Any]) -> dict[str, Any]:
+        return {"id": node_id, "type": "action", "position": {"x": x, "y": y},
                 "data": {"label": label, "type": "action", "config": config}}
 
     nodes = [
         {"id": "trigger", "type": "trigger", "position": {"x": 0, "y": 0},
          "data": {"label": "Every 10 s", "type": "trigger",
                   "config": {"triggerType": "Schedule", "interval": 10, "overlap": "skip"}}},
-        action("fetch-block", "Fetch block", 150,
+        action("fetch-block", "Fetch block", 0, 174,
                {"actionType": "HTTP Request", "method": "GET", "url": base + FEED_PATH, "responseType": "json"}),
-        action("state-get-1", "State Get", 320, {"actionType": "State Get", "key": "cursor"}),
-        action("condition-1", "New block?", 460,
+        action("state-get-1", "State Get", 0, 376, {"actionType": "State Get", "key": "cursor"}),
+        action("condition-1", "New block?", 0, 535,
                {"actionType": "Condition",
                 "condition": f"not <<@state-get-1:State Get.exists>> or {fetched} > <<@state-get-1:State Get.value>>"}),
-        action("state-set-1", "State Set", 610,
+        action("state-set-1", "State Set", -140, 710,
                {"actionType": "State Set", "key": "cursor", "value": fetched,
                 "expectedVersion": "<<@state-get-1:State Get.version>>"}),
-        action("send-alert", "Send alert", 750,
+        action("send-alert", "Send alert", -140, 906,
                {"actionType": "HTTP Request", "method": "POST", "url": base + ALERTS_PATH,
                 "headers": {"Authorization": f"Bearer <<@__secrets:Secrets.{ALERTS_SECRET}>>"},
                 "body": f'{{"block": {fetched}, "previous": <<@state-get-1:State Get.value>>, '
@@ -176,14 +181,14 @@ def heartbeat_graph(base_url: str = "") -> Graph:
         {
             "id": "count-1",
             "type": "action",
-            "position": {"x": 0, "y": 180},
+            "position": {"x": 0, "y": 174},
             "data": {"label": "Count beats", "type": "action",
                      "config": {"actionType": "State Increment", "key": "beats"}},
         },
         {
             "id": "state-set-1",
             "type": "action",
-            "position": {"x": 0, "y": 360},
+            "position": {"x": 0, "y": 333},
             "data": {"label": "Remember the tick", "type": "action",
                      "config": {"actionType": "State Set", "key": "lastBeat",
                                 "value": "<<@trigger:Every 15 s.scheduledFor>>"}},
@@ -316,6 +321,9 @@ def seed_demo(
         if LIVE_MONITOR_SEED not in done:
             _make_monitor_live(found.get("block-monitor"), base_url)
             created.append(LIVE_MONITOR_SEED)
+        if RESPACE_SEED not in done:
+            _respace_live_monitor(found.get("block-monitor"))
+            created.append(RESPACE_SEED)
 
         DemoSeed.objects.bulk_create([DemoSeed(key=key, workflow_id=done.get(key)) for key in created])
     return SeededDemo(organization=org, user=user, user_created=user_created, workflows=found, created=created)
@@ -327,12 +335,45 @@ def _seed_alerts_token(org: Organization) -> None:
         secret_put(organization=org, name=ALERTS_SECRET, value=secrets.token_urlsafe(24))
 
 
+# Where the monitors' cards stood before the demo graphs took Auto-layout's spacing (they overlapped
+# once rendered). A seeded graph whose cards all still stand there was never moved by anyone.
+_INPUT_MONITOR_FIRST_Y = {"trigger": 0, "state-get-1": 120, "condition-1": 240, "state-set-1": 360}
+_LIVE_MONITOR_FIRST_Y = {
+    "trigger": 0, "fetch-block": 150, "state-get-1": 320, "condition-1": 460, "state-set-1": 610, "send-alert": 750,
+}
+
+
+def _positions(nodes: list[Any]) -> dict[Any, Any]:
+    return {node.get("id"): node.get("position") for node in nodes if isinstance(node, dict)}
+
+
+def _first_placed(nodes: list[dict[str, Any]], first_y: dict[str, int]) -> list[dict[str, Any]]:
+    return [{**node, "position": {"x": 0, "y": first_y[node["id"]]}} for node in nodes]
+
+
 def _make_monitor_live(workflow: Workflow | None, base_url: str) -> None:
     """A database seeded before the live monitor has the input-driven one: replace it once, and
-    only if nobody changed it since it was seeded."""
-    if workflow is not None and (workflow.nodes, workflow.edges) == block_monitor_graph():
+    only if nobody changed it since it was seeded (as seeded then, or as block_monitor_graph is now)."""
+    if workflow is None:
+        return
+    nodes, edges = block_monitor_graph()
+    if (workflow.nodes, workflow.edges) in ((nodes, edges), (_first_placed(nodes, _INPUT_MONITOR_FIRST_Y), edges)):
         nodes, edges = live_block_monitor_graph(base_url)
         workflow_update(workflow, nodes=nodes, edges=edges, description=MONITOR_DESCRIPTION, active=True)
+
+
+def _respace_live_monitor(workflow: Workflow | None) -> None:
+    """A live monitor seeded with its first spacing, whose cards nobody has moved since, gets the
+    spacing of live_block_monitor_graph, once (so the editor opens it without laying it out again);
+    nothing else of it changes."""
+    if workflow is None:
+        return
+    workflow.refresh_from_db()
+    first = {node_id: {"x": 0, "y": y} for node_id, y in _LIVE_MONITOR_FIRST_Y.items()}
+    if _positions(workflow.nodes) != first:
+        return
+    spaced = _positions(live_block_monitor_graph()[0])
+    workflow_update(workflow, nodes=[{**node, "position": spaced[node["id"]]} for node in workflow.nodes])
 
 
 def point_demo_at(base_url: str) -> None:

@@ -169,13 +169,16 @@ def test_racing_runs_on_one_new_block_alert_once(demo, clock):
     assert WorkflowState.objects.get(workflow=demo, key="cursor").version == 1
 
 
-def test_a_monitor_seeded_input_driven_becomes_live_once_if_untouched(transactional_db):
+@pytest.mark.parametrize("spacing", ["as now", "as first seeded"])
+def test_a_monitor_seeded_input_driven_becomes_live_once_if_untouched(transactional_db, spacing):
     from keeperstate.demo import LIVE_MONITOR_SEED
     from keeperstate.models import DemoSeed
 
     # given: a database seeded before the live monitor (its graph, no live marker)
     _org, _user, workflow = ensure_demo(password=None)
     nodes, edges = block_monitor_graph()
+    if spacing == "as first seeded":  # its cards 120 px apart, before they took Auto-layout's places
+        nodes = [{**node, "position": {"x": 0, "y": 120 * i}} for i, node in enumerate(nodes)]
     workflow.nodes, workflow.edges = nodes, edges
     workflow.save()
     DemoSeed.objects.filter(key=LIVE_MONITOR_SEED).delete()

@@ -1,5 +1,6 @@
-"""The canvas an author lives in: Auto-layout and fit keep every card apart and in view, the view
-pans and zooms, and undo/redo take back every graph and config change exactly."""
+"""The canvas an author lives in: Auto-layout and fit keep every card apart and in view, edges go
+round the cards between their ends, the canvas takes the window's height, the view pans and
+zooms, and undo/redo take back every graph and config change exactly."""
 
 from __future__ import annotations
 
@@ -69,6 +70,121 @@ def test_auto_layout_and_fit_keep_every_card_apart_and_in_view(author_page, moni
     page.locator("#canvas").press("ArrowLeft")
     page.locator("#btn-fit").click()
     assert_apart_and_in_view(page)
+
+
+# Walks every edge's drawn path (getPointAtLength, every 2 px, in screen coordinates) and answers
+# where it runs through a card, and where each path ends. Its own two cards count too: a path leaves
+# from under its handle and ends above its target, so it has no business inside either of them.
+EDGE_WALK = """() => {
+  const cards = [...document.querySelectorAll('.node')]
+    .map((c) => ({ id: c.dataset.nodeId, r: c.getBoundingClientRect() }));
+  const crossings = [];
+  const ends = {};
+  for (const edge of document.querySelectorAll('#edges .edge')) {
+    const path = edge.querySelector('.edge-line');
+    const matrix = path.getScreenCTM();
+    const length = path.getTotalLength();
+    for (let s = 0; s <= length; s += 2) {
+      const p = path.getPointAtLength(s).matrixTransform(matrix);
+      for (const c of cards) {
+        if (p.x > c.r.left + 1 && p.x < c.r.right - 1 && p.y > c.r.top + 1 && p.y < c.r.bottom - 1) {
+          const at = `${Math.round(p.x)},${Math.round(p.y)}`;
+          crossings.push(`${edge.dataset.source} -> ${edge.dataset.target} crosses ${c.id} at ${at}`);
+          break;
+        }
+      }
+    }
+    const end = path.getPointAtLength(length).matrixTransform(matrix);
+    ends[`${edge.dataset.source}->${edge.dataset.target}`] = { x: end.x, y: end.y };
+  }
+  return { crossings, ends };
+}"""
+
+
+def connect(page, source: str, target: str) -> None:
+    card(page, source).locator(".handle.out").first.click()
+    card(page, target).locator(".node-head").click()
+    expect(page.locator(f'.edge[data-source="{source}"][data-target="{target}"]')).to_have_count(1)
+
+
+def assert_edges_clear_of_cards(page, count: int) -> None:
+    walk = page.evaluate(EDGE_WALK)
+    assert walk["crossings"] == []
+    assert len(walk["ends"]) == count
+    cards = boxes(page)
+    for name, end in walk["ends"].items():  # each path really ends on its target's top
+        target = cards[name.split("->")[1]]
+        assert end["x"] == pytest.approx(target["x"] + target["width"] / 2, abs=2), name
+        assert end["y"] == pytest.approx(target["y"], abs=4), name
+
+
+def test_edges_go_round_every_card_between_their_ends(author_page, monitor, artifacts):
+    page = author_page
+    open_editor(page, monitor.id)
+    add_false_branch(page)
+    # given edges that a straight line would draw through cards: State Get → State Set skips the
+    # Condition's rank, the trigger → State Delete skips three
+    connect(page, "state-get-1", "state-set-1")
+    connect(page, "trigger", "state-delete-1")
+
+    # when the graph is laid out
+    page.locator("#btn-layout").click()
+
+    # then no edge passes through a card other than its own two
+    assert_edges_clear_of_cards(page, 7)
+    cards = boxes(page)
+    skip = page.locator('.edge[data-source="state-get-1"][data-target="state-set-1"] .edge-line').bounding_box()
+    condition = cards["condition-1"]
+    assert skip["x"] < condition["x"]  # it goes beside the Condition, not through it
+    page.screenshot(path=str(artifacts / "editor-edge-routing.png"))
+
+    # and a back edge (State Delete dragged above everything) goes round too
+    delete = cards["state-delete-1"]
+    head = card(page, "state-delete-1").locator(".node-head").bounding_box()
+    page.mouse.move(head["x"] + 10, head["y"] + 5)
+    page.mouse.down()
+    above_all = head["y"] + 5 - (delete["y"] - cards["trigger"]["y"]) - delete["height"] - 60
+    page.mouse.move(head["x"] + 10, above_all, steps=6)
+    page.mouse.up()
+    moved = card(page, "state-delete-1").bounding_box()
+    assert moved["y"] + moved["height"] < cards["trigger"]["y"]
+    assert_edges_clear_of_cards(page, 7)
+    page.screenshot(path=str(artifacts / "editor-back-edge.png"))
+
+
+def test_the_canvas_takes_the_window_height_and_the_panels_scroll_on_their_own(author_page, monitor, artifacts):
+    page = author_page
+    open_editor(page, monitor.id)
+    # given a long form in the inspector
+    select_node(page, "state-set-1")
+    page.locator("#inspector details.advanced summary").click()
+
+    heights = []
+    for height in (800, 1100):
+        # when the window is this tall
+        page.set_viewport_size({"width": 1280, "height": height})
+
+        # then the canvas runs from under the top bar and its toolbar down to the window's bottom
+        canvas = page.locator("#canvas").bounding_box()
+        toolbar = page.locator(".canvas-toolbar").bounding_box()
+        assert canvas["y"] == pytest.approx(toolbar["y"] + toolbar["height"], abs=2)
+        assert canvas["y"] + canvas["height"] == pytest.approx(height, abs=2)
+        # the document itself never scrolls; the panels end at the window's bottom and scroll inside
+        assert page.evaluate("document.scrollingElement.scrollHeight <= innerHeight")
+        for panel in (".palette-column", "#inspector", "#run-panel"):
+            box = page.locator(panel).bounding_box()
+            assert box["y"] + box["height"] <= height + 1, panel
+            assert page.locator(panel).evaluate("el => getComputedStyle(el).overflowY") == "auto", panel
+        heights.append(canvas["height"])
+        page.screenshot(path=str(artifacts / f"editor-1280x{height}.png"))
+
+    assert heights[1] - heights[0] == pytest.approx(300, abs=2)  # it grows with the window
+    inspector = page.locator("#inspector")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    assert inspector.evaluate("el => el.scrollHeight > el.clientHeight")  # the long form scrolls in its panel
+    inspector.evaluate("el => { el.scrollTop = el.scrollHeight; }")
+    assert page.locator("#canvas").bounding_box()["height"] == pytest.approx(heights[0], abs=1)
+    assert page.evaluate("scrollY") == 0
 
 
 def test_dragging_the_background_pans_and_zoom_scales_the_view(author_page, monitor):

@@ -10,8 +10,10 @@ from keeperstate.demo import (
     DEMO_WORKFLOWS,
     LIVE_MONITOR_SEED,
     MONITOR_NAME,
+    RESPACE_SEED,
     DemoWorkflow,
     block_monitor_graph,
+    live_block_monitor_graph,
     seed_demo,
 )
 from keeperstate.engine.validation import validate_graph
@@ -87,8 +89,8 @@ def test_a_database_seeded_before_markers_adopts_its_demo_instead_of_duplicating
     user.refresh_from_db()
     assert user.check_password("changed before the upgrade")
     assert Workflow.objects.filter(name=MONITOR_NAME).count() == 1
-    # (and the pieces the live monitor brought: its alerts secret, the one-time upgrade marker)
-    pieces = {"organization", "user", *(w.key for w in DEMO_WORKFLOWS), ALERTS_SEED, LIVE_MONITOR_SEED}
+    # (and the pieces the live monitor brought: its alerts secret, the one-time upgrade markers)
+    pieces = {"organization", "user", *(w.key for w in DEMO_WORKFLOWS), ALERTS_SEED, LIVE_MONITOR_SEED, RESPACE_SEED}
     assert set(again.created) == pieces
 
 
@@ -116,3 +118,38 @@ def test_the_demo_block_monitor_watches_the_feed_by_itself():
     assert monitor.next_run_at is not None
     trigger = next(n for n in monitor.nodes if n["type"] == "trigger")
     assert trigger["data"]["config"]["triggerType"] == "Schedule"
+
+
+def _placed(nodes: list, ys: list[int]) -> list:
+    return [{**node, "position": {"x": 0, "y": y}} for node, y in zip(nodes, ys, strict=True)]
+
+
+def test_a_live_monitor_seeded_with_overlapping_cards_is_respaced_once_if_nobody_moved_them():
+    # given: a database seeded when the live monitor's cards stood 150 px or so apart
+    monitor = seed_demo().monitor
+    first = _placed(monitor.nodes, [0, 150, 320, 460, 610, 750])
+    monitor.nodes = first
+    monitor.save()
+    DemoSeed.objects.filter(key=RESPACE_SEED).delete()
+
+    # when serve seeds again
+    seed_demo()
+
+    # then it stands as Auto-layout places it, with nothing else changed
+    monitor.refresh_from_db()
+    spaced = {n["id"]: n["position"] for n in live_block_monitor_graph()[0]}
+    assert {n["id"]: n["position"] for n in monitor.nodes} == spaced
+    assert [{**n, "position": None} for n in monitor.nodes] == [{**n, "position": None} for n in first]
+
+
+def test_a_live_monitor_whose_cards_were_moved_keeps_its_places():
+    monitor = seed_demo().monitor
+    moved = _placed(monitor.nodes, [0, 150, 320, 460, 610, 800])
+    monitor.nodes = moved
+    monitor.save()
+    DemoSeed.objects.filter(key=RESPACE_SEED).delete()
+
+    seed_demo()
+
+    monitor.refresh_from_db()
+    assert monitor.nodes == moved

@@ -4,6 +4,7 @@
 
 import { isTrigger, nodeConfig, nodeLabel } from "./graph.js";
 import { boundsOf, CARD_WIDTH } from "./layout.js";
+import { routeEdge } from "./routing.js";
 import { findTokens, richText } from "./tokens.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
@@ -206,7 +207,9 @@ export class Canvas {
 
   renderEdges() {
     const { doc, ui } = this.store;
-    const bounds = boundsOf(this.boxes());
+    const boxes = this.boxes();
+    const boxById = new Map(boxes.map((b) => [b.id, b]));
+    const bounds = boundsOf(boxes);
     const left = bounds.x - EDGE_PAD;
     const top = bounds.y - EDGE_PAD;
     Object.assign(this.svg.style, {
@@ -231,35 +234,26 @@ export class Canvas {
       const from = this.handlePoint(sourceCard, source, handle);
       const tpos = target.position || { x: 0, y: 0 };
       const to = { x: tpos.x + targetCard.offsetWidth / 2, y: tpos.y - 2 };
-      const d = this.edgePath(from, to, sourceCard.offsetWidth);
+      // Around every card in the way (static/builder/js/routing.js).
+      const { d, label: at } = routeEdge(from, to, boxById.get(source.id), boxById.get(target.id), boxes);
       const selected = ui.selected?.kind === "edge" && ui.selected.id === edge.id;
       const name = `Connection from ${nodeLabel(source)}${edge.sourceHandle ? ` (${edge.sourceHandle})` : ""} to ${nodeLabel(target)}`;
-      const group = svg("g", { class: "edge" + (selected ? " selected" : ""), "data-edge-id": edge.id, tabindex: "0", role: "button", "aria-label": name });
+      const group = svg("g", {
+        class: "edge" + (selected ? " selected" : ""), "data-edge-id": edge.id, "data-source": edge.source, "data-target": edge.target,
+        tabindex: "0", role: "button", "aria-label": name,
+      });
       const title = svg("title");
       title.textContent = name;
       group.append(title, svg("path", { d, class: "edge-hit" }), svg("path", { d, class: "edge-line", "marker-end": "url(#arrow)" }));
       if (edge.sourceHandle) {
-        // halfway along the curve, clear of the handle that already names the branch
-        const label = svg("text", { x: (from.x + to.x) / 2 + 6, y: (from.y + to.y) / 2, class: `edge-label ${edge.sourceHandle}` });
+        // beside the path, clear of the handle that already names the branch
+        const label = svg("text", { x: at.x, y: at.y, class: `edge-label ${edge.sourceHandle}` });
         label.textContent = edge.sourceHandle;
         group.append(label);
       }
       layer.append(group);
     }
     this.svg.replaceChildren(defs, layer);
-  }
-
-  // A curve from a handle down to a card's top. A target above its source is reached by going
-  // out to the side first, so the line does not run back through the source card.
-  edgePath(from, to, width) {
-    if (to.y >= from.y + 20) {
-      const dy = Math.max(40, (to.y - from.y) / 2);
-      return `M ${from.x} ${from.y} C ${from.x} ${from.y + dy}, ${to.x} ${to.y - dy}, ${to.x} ${to.y}`;
-    }
-    const side = to.x >= from.x ? 1 : -1;
-    const outX = from.x + side * (width / 2 + 40);
-    return `M ${from.x} ${from.y} C ${from.x} ${from.y + 60}, ${outX} ${from.y + 60}, ${outX} ${(from.y + to.y) / 2} `
-      + `S ${to.x} ${to.y - 60}, ${to.x} ${to.y}`;
   }
 
   // --- the view: pan and zoom ----------------------------------------------------------
