@@ -5,6 +5,8 @@ workers at once (single UPDATE statements, idempotent).
   worker or web server, a database restart): it is closed as ``interrupted`` with the node
   results it had recorded. It is never run again, since a state write may already have happened.
 - Idempotency keys are released after KEEPERSTATE_IDEMPOTENCY_HOURS.
+- State history of the keys marked due is trimmed to KEEPERSTATE_HISTORY_PER_KEY events (the
+  writes themselves no longer trim, see keeperstate/models/state_sql.py).
 - Jobs of dead workers are handed back to the queue by the worker command itself (it needs
   Procrastinate's async job manager); that never replays a run, see executions.service.run_queued.
 """
@@ -17,6 +19,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from keeperstate.models import WorkflowExecution
+from keeperstate.state.maintenance import trim_history
 
 Status = WorkflowExecution.Status
 
@@ -43,4 +46,8 @@ def release_idempotency_keys(now: datetime | None = None) -> int:
 
 
 def housekeeping() -> dict[str, int]:
-    return {"interrupted": interrupt_stale_runs(), "keys_released": release_idempotency_keys()}
+    return {
+        "interrupted": interrupt_stale_runs(),
+        "keys_released": release_idempotency_keys(),
+        "history_trimmed": trim_history(),
+    }

@@ -6,6 +6,7 @@ from keeperstate.models.secret import OrganizationSecret
 from keeperstate.models.seeding import DemoSeed
 from keeperstate.models.state import (
     OrganizationStateUsage,
+    StateHistoryDue,
     StateSetting,
     WorkflowState,
     WorkflowStateEvent,
@@ -30,6 +31,7 @@ __all__ = [
     "WorkflowExecution",
     "WorkflowState",
     "WorkflowStateEvent",
+    "StateHistoryDue",
     "WorkflowStateTombstone",
     "WorkflowStateUsage",
 ]

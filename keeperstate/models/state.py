@@ -1,8 +1,8 @@
 """Workflow-scoped key-value state and the database rules that hold whoever writes it.
 
 Invariants live in Postgres (DESIGN.md §2) because the store is not the only writer: Django
-admin, data migrations and raw SQL all reach this table. Triggers (django-pgtrigger) and the
-constraints added in migration 0002 make them hold for every writer:
+admin, data migrations and raw SQL all reach this table. Triggers and the constraints added in
+migration 0002 make them hold for every writer:
 
 * ``version`` moves on every UPDATE that sets ``value`` or ``expires_at``, unconditionally:
   a bump that depended on the value changing would let two compare-and-set writers of the
@@ -20,10 +20,9 @@ constraints added in migration 0002 make them hold for every writer:
 * Usage counters (``workflow_state_usage``, ``organization_state_usage``) follow every insert,
   delete, resize and move, so the store checks the ceiling and the budget without a scan.
 
-The SQL of each trigger is in keeperstate/models/state_sql.py.
-
-BEFORE triggers fire in name order: ``state_scope_read_only`` rejects a scope change before
-``state_version_bump`` computes anything.
+The SQL of each trigger is in keeperstate/models/state_sql.py; they are plain Postgres triggers
+installed by migration 0012 (why not through django-pgtrigger: see STATE_TRIGGERS_SQL there),
+except the read-only rule below, which pgtrigger keeps.
 """
 
 from __future__ import annotations
@@ -33,15 +32,6 @@ from django.db import models
 from django.db.models.functions import Cast, Now
 
 from keeperstate.models.org import Organization
-from keeperstate.models.state_sql import (
-    HISTORY_SQL,
-    USAGE_DELETE_SQL,
-    USAGE_INSERT_SQL,
-    USAGE_UPDATE_SQL,
-    USAGE_UPDATE_WHEN,
-    VERSION_BUMP_SQL,
-    VERSION_START_SQL,
-)
 from keeperstate.models.workflow import Workflow, WorkflowExecution
 
 
@@ -94,54 +84,27 @@ class WorkflowState(models.Model):
                 name="workflow_state_org_expiry_idx",
             ),
         ]
+        # The other triggers of this table are plain SQL (keeperstate/models/state_sql.py).
         triggers = [
             pgtrigger.ReadOnly(name="state_scope_read_only", fields=["workflow", "key"]),
-            pgtrigger.Trigger(
-                name="state_version_bump",
-                when=pgtrigger.Before,
-                operation=pgtrigger.UpdateOf("value", "expires_at"),
-                func=VERSION_BUMP_SQL,
-            ),
-            pgtrigger.Trigger(
-                name="state_version_start",
-                when=pgtrigger.Before,
-                operation=pgtrigger.Insert,
-                func=VERSION_START_SQL,
-            ),
-            pgtrigger.Trigger(
-                name="state_history",
-                when=pgtrigger.After,
-                operation=pgtrigger.Insert | pgtrigger.Update | pgtrigger.Delete,
-                func=HISTORY_SQL,
-            ),
-            pgtrigger.Trigger(
-                name="state_usage_insert",
-                when=pgtrigger.After,
-                operation=pgtrigger.Insert,
-                level=pgtrigger.Statement,
-                referencing=pgtrigger.Referencing(new="new_rows"),
-                func=USAGE_INSERT_SQL,
-            ),
-            pgtrigger.Trigger(
-                name="state_usage_delete",
-                when=pgtrigger.After,
-                operation=pgtrigger.Delete,
-                level=pgtrigger.Statement,
-                referencing=pgtrigger.Referencing(old="old_rows"),
-                declare=[("r", "record")],
-                func=USAGE_DELETE_SQL,
-            ),
-            pgtrigger.Trigger(
-                name="state_usage_update",
-                when=pgtrigger.After,
-                operation=pgtrigger.Update,
-                condition=pgtrigger.Condition(USAGE_UPDATE_WHEN),
-                func=USAGE_UPDATE_SQL,
-            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.key} (v{self.version})"
+
+
+class StateHistoryDue(models.Model):
+    """A key whose history is due a trim: every 16th version marks its key, and
+    keeperstate_trim_history (worker housekeeping, the sweeper) trims it and drops the mark, so
+    no write pays for trimming (keeperstate/models/state_sql.py). No foreign key: the mark of a
+    deleted workflow is dropped by the next trim."""
+
+    pk = models.CompositePrimaryKey("workflow_id", "key")
+    workflow_id = models.UUIDField()
+    key = models.TextField()
+
+    class Meta:
+        db_table = "workflow_state_history_due"
 
 
 class WorkflowStateTombstone(models.Model):

@@ -1,4 +1,4 @@
-"""The SQL bodies of workflow_state's triggers (installed through migrations by pgtrigger).
+"""The SQL bodies of workflow_state's triggers, installed by migration 0012 (see STATE_TRIGGERS_SQL).
 
 Kept apart from the models so each rule can be read whole. None of them reads a connection
 option or a session setting: behind PgBouncer in transaction mode a connection's settings belong
@@ -38,10 +38,24 @@ VERSION_START_SQL = """
 # alone (a workflow moved to another organization, an execution deleted) is not a change of the
 # key.
 #
-# Retention: instead of trimming on every write, every HISTORY_TRIM_EVERY-th version of a key
-# trims that key to the newest ``history_per_key`` events (keeperstate_setting), so a key holds
-# at most history_per_key + HISTORY_TRIM_EVERY - 1 events and a write pays the trim once in 16.
-HISTORY_TRIM_EVERY = 16
+# Retention, off the write path: trimming a key's history deletes one old event per new one,
+# which cost a writer as much as writing its own event. So every HISTORY_MARK_EVERY-th version
+# of a key only marks the key in workflow_state_history_due (one small upsert per 16 writes),
+# and the worker's housekeeping and the sweeper trim the marked keys to the newest
+# ``history_per_key`` events (keeperstate_setting) in batches (keeperstate_trim_history). A key
+# thus holds history_per_key + HISTORY_MARK_EVERY - 1 events plus what it gains between two
+# housekeeping passes (a few seconds). Without any worker or sweeper, every
+# HISTORY_TRIM_INLINE_EVERY-th version trims the key itself, so retention stays bounded
+# (history_per_key + 255) on any deployment.
+HISTORY_MARK_EVERY = 16
+HISTORY_TRIM_INLINE_EVERY = 256
+_TRIM_KEY = """
+        DELETE FROM workflow_state_event
+         WHERE id IN (SELECT e.id FROM workflow_state_event e
+                       WHERE e.workflow_id = {wf} AND e.key = {key}
+                       ORDER BY e.id DESC
+                      OFFSET COALESCE((SELECT s.value FROM keeperstate_setting s
+                                        WHERE s.name = 'history_per_key'), 50));"""
 HISTORY_SQL = f"""
     IF TG_OP = 'UPDATE' THEN
         IF NEW.version = OLD.version THEN
@@ -74,13 +88,12 @@ HISTORY_SQL = f"""
         CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.updated_by_execution_id END,
         clock_timestamp()
     );
-    IF TG_OP <> 'DELETE' AND NEW.version % {HISTORY_TRIM_EVERY} = 0 THEN
-        DELETE FROM workflow_state_event
-         WHERE id IN (SELECT e.id FROM workflow_state_event e
-                       WHERE e.workflow_id = NEW.workflow_id AND e.key = NEW.key
-                       ORDER BY e.id DESC
-                      OFFSET COALESCE((SELECT s.value FROM keeperstate_setting s
-                                        WHERE s.name = 'history_per_key'), 50));
+    IF TG_OP <> 'DELETE' AND NEW.version % {HISTORY_MARK_EVERY} = 0 THEN
+        IF NEW.version % {HISTORY_TRIM_INLINE_EVERY} = 0 THEN{_TRIM_KEY.format(wf="NEW.workflow_id", key="NEW.key")}
+        ELSE
+            INSERT INTO workflow_state_history_due (workflow_id, key) VALUES (NEW.workflow_id, NEW.key)
+            ON CONFLICT DO NOTHING;
+        END IF;
     END IF;
     RETURN NULL;
 """
@@ -145,3 +158,70 @@ USAGE_UPDATE_SQL = f"""
     ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys + EXCLUDED.keys, bytes = u.bytes + EXCLUDED.bytes;
     RETURN NULL;
 """
+
+# The trim of the keys marked due (workflow_state_history_due, model StateHistoryDue): up to
+# p_limit marked keys, each taken with SKIP LOCKED (several workers share the work, none waits)
+# and trimmed to the newest history_per_key events; returns how many keys it trimmed.
+TRIM_HISTORY_FUNCTION_SQL = f"""
+CREATE OR REPLACE FUNCTION keeperstate_trim_history(p_limit integer) RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+    d record;
+    n integer := 0;
+BEGIN
+    FOR d IN
+        WITH picked AS MATERIALIZED (
+            SELECT workflow_id, key FROM workflow_state_history_due LIMIT p_limit FOR UPDATE SKIP LOCKED
+        )
+        DELETE FROM workflow_state_history_due h USING picked p
+         WHERE h.workflow_id = p.workflow_id AND h.key = p.key
+        RETURNING h.workflow_id, h.key
+    LOOP{_TRIM_KEY.format(wf="d.workflow_id", key="d.key")}
+        n := n + 1;
+    END LOOP;
+    RETURN n;
+END;
+$$;
+"""
+DROP_TRIM_HISTORY_FUNCTION_SQL = "DROP FUNCTION keeperstate_trim_history(integer);"
+
+# How the triggers above are installed: as plain functions and triggers (migration 0012), not
+# through django-pgtrigger. pgtrigger wraps every trigger function in a check of its
+# ``pgtrigger.ignore`` setting that opens a subtransaction and catches an error on every call
+# (``_pgtrigger_should_ignore``); on this table that was most of what a write cost beyond the
+# physical floor (issue 13). Nothing here is ever ignored, so the check bought nothing. Only
+# the read-only rule, whose WHEN clause keeps its function from running at all, stays with
+# pgtrigger (keeperstate/models/state.py).
+#
+# Trigger names sort the way they must fire (Postgres fires a table's triggers of one timing in
+# name order): none of these depends on another's side effects except through NEW, and the
+# version is set in BEFORE triggers, before any AFTER trigger reads it.
+# To change a body, change it here and add a migration that runs STATE_TRIGGERS_SQL again
+# (every statement is CREATE OR REPLACE).
+_TRIGGERS = (
+    # (name, timing and events, level and condition, declarations, body)
+    ("version_bump", "BEFORE UPDATE OF value, expires_at", "FOR EACH ROW", "", VERSION_BUMP_SQL),
+    ("version_start", "BEFORE INSERT", "FOR EACH ROW", "", VERSION_START_SQL),
+    ("history", "AFTER INSERT OR UPDATE OR DELETE", "FOR EACH ROW", "", HISTORY_SQL),
+    ("usage_insert", "AFTER INSERT", "REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT", "", USAGE_INSERT_SQL),
+    ("usage_delete", "AFTER DELETE", "REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT", "DECLARE r record;",
+     USAGE_DELETE_SQL),
+    ("usage_update", "AFTER UPDATE", f"FOR EACH ROW WHEN ({USAGE_UPDATE_WHEN})", "", USAGE_UPDATE_SQL),
+)
+STATE_TRIGGERS_SQL = "\n".join(
+    f"""
+CREATE OR REPLACE FUNCTION keeperstate_state_{name}() RETURNS trigger LANGUAGE plpgsql AS $$
+{declare}
+BEGIN
+{body}
+END;
+$$;
+CREATE OR REPLACE TRIGGER keeperstate_state_{name} {events} ON workflow_state {level}
+    EXECUTE FUNCTION keeperstate_state_{name}();
+"""
+    for name, events, level, declare, body in _TRIGGERS
+)
+DROP_STATE_TRIGGERS_SQL = "\n".join(
+    f"DROP TRIGGER keeperstate_state_{name} ON workflow_state; DROP FUNCTION keeperstate_state_{name}();"
+    for name, *_ in _TRIGGERS
+)

@@ -1,5 +1,5 @@
-"""Maintenance of workflow state outside runs: an admin's repairs, the expiry sweeper, and the
-settings the state triggers read.
+"""Maintenance of workflow state outside runs: an admin's repairs, the expiry sweeper, the
+history trim, and the settings the state triggers read.
 
 Both name who acted (``admin:<user>``, ``sweeper``) in the history, without any session or
 transaction-local setting: a delete writes its own history event in the same statement
@@ -85,6 +85,24 @@ def sweep_expired(*, batch_size: int | None = None) -> Iterator[int]:
         if deleted == 0:
             return
         yield deleted
+
+
+TRIM_HISTORY_SQL = "SELECT keeperstate_trim_history(%(limit)s)"
+TRIM_BATCH = 500  # keys per statement
+
+
+def trim_history() -> int:
+    """Trim every key marked due (each 16th version marks its key) to the newest
+    KEEPERSTATE_HISTORY_PER_KEY events, in batches; returns the number of keys trimmed. Run by
+    the worker's housekeeping and by the sweeper; safe from many processes at once."""
+    total = 0
+    while True:
+        with storage_errors("history trim"), connection.cursor() as cursor:
+            cursor.execute(TRIM_HISTORY_SQL, {"limit": TRIM_BATCH})
+            trimmed = cursor.fetchone()[0]
+        total += trimmed
+        if trimmed < TRIM_BATCH:
+            return total
 
 
 def sync_state_settings(**kwargs: Any) -> None:

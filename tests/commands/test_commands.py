@@ -143,4 +143,5 @@ def test_sweep_state_draws_a_progress_bar_in_a_terminal(scope):
     assert "\r[####################..........] 2/3" in text
     assert "\r[##############################] 3/3" in text
     assert "batch 1" not in text
-    assert text.rstrip().endswith("swept 3 expired key(s)")
+    assert "swept 3 expired key(s)\n" in text
+    assert text.rstrip().endswith("trimmed the history of 0 key(s)")

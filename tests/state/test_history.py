@@ -80,29 +80,64 @@ def test_moving_a_workflow_is_not_a_change_of_its_keys(scope, workflow, other_or
     assert len(events()) == 1
 
 
-def test_history_keeps_the_last_50_events_per_key(scope):
-    # Every 16th version trims the key to the newest 50: version 64 leaves 15..64.
+def test_housekeeping_trims_the_keys_marked_due_to_the_last_50_events(scope):
+    from keeperstate.executions.housekeeping import housekeeping
+
+    # Version 64 marks the key (every 16th does); the writes themselves trim nothing.
     for i in range(64):
         state_set(scope=scope, key="k", value=i)
     state_set(scope=scope, key="other", value=1)
+    assert len(events()) == 64
 
+    assert housekeeping()["history_trimmed"] == 1
     kept = events()
     assert len(kept) == 50
     assert kept[0][4] == 15
     assert kept[-1][4] == 64
     assert len(events("other")) == 1
+    assert housekeeping()["history_trimmed"] == 0  # the mark is gone with the trim
 
 
-def test_history_of_a_key_stays_bounded_without_a_trim_per_write(scope):
-    from keeperstate.models.state_sql import HISTORY_TRIM_EVERY
+def test_history_of_a_key_stays_bounded_without_any_worker(scope):
+    from keeperstate.models.state_sql import HISTORY_TRIM_INLINE_EVERY
 
     most = 0
-    for i in range(120):
+    for i in range(2 * HISTORY_TRIM_INLINE_EVERY + 20):
         state_set(scope=scope, key="k", value=i)
         most = max(most, len(events()))
 
-    assert most == 50 + HISTORY_TRIM_EVERY - 1
-    assert [e[4] for e in events()][-1] == 120
+    # Versions 256 and 512 trim the key themselves to the newest 50; no other write trims.
+    assert most == 50 + HISTORY_TRIM_INLINE_EVERY - 1
+    assert len(events()) == 50 + 20
+    assert [e[4] for e in events()][-1] == 2 * HISTORY_TRIM_INLINE_EVERY + 20
+
+
+@pytest.mark.concurrency
+@pytest.mark.django_db(transaction=True)
+def test_several_trimmers_share_the_marked_keys(scope):
+    import threading
+
+    from keeperstate.state.maintenance import trim_history
+
+    for key in range(40):
+        for i in range(64):
+            state_set(scope=scope, key=f"k{key}", value=i)
+    trimmed: list[int] = []
+
+    def trim() -> None:
+        try:
+            trimmed.append(trim_history())
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=trim) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    assert sum(trimmed) == 40  # each marked key trimmed once
+    assert {len(events(f"k{key}")) for key in range(40)} == {50}
 
 
 def test_retention_comes_from_a_table_not_a_connection_option():
@@ -119,10 +154,12 @@ def test_retention_comes_from_a_table_not_a_connection_option():
 
 def test_history_retention_follows_the_settings_table(scope):
     from keeperstate.models import StateSetting
+    from keeperstate.state.maintenance import trim_history
 
     StateSetting.objects.filter(name="history_per_key").update(value=3)
     for i in range(16):
         state_set(scope=scope, key="k", value=i)
+    trim_history()
 
     assert [e[4] for e in events()] == [14, 15, 16]
 

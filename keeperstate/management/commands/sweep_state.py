@@ -9,14 +9,15 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from keeperstate.state.maintenance import sweep_expired
+from keeperstate.state.maintenance import sweep_expired, trim_history
 from keeperstate.state.selectors import count_expired
 
 
 class Command(BaseCommand):
     help = (
         "Delete expired workflow state in batches (FOR UPDATE SKIP LOCKED, so several sweepers share the work). "
-        "Versions are never reused: the delete leaves a tombstone with the key's last version."
+        "Versions are never reused: the delete leaves a tombstone with the key's last version. "
+        "Also trims the history of keys marked due to KEEPERSTATE_HISTORY_PER_KEY events."
     )
 
     def add_arguments(self, parser: Any) -> None:
@@ -47,6 +48,7 @@ class Command(BaseCommand):
         if progress:
             progress.finish()
         self.stdout.write(f"swept {total} expired key(s)")
+        self.stdout.write(f"trimmed the history of {trim_history()} key(s)")
         return total
 
 
