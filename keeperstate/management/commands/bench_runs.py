@@ -40,6 +40,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 from django.db import connection
 from django.test import Client
+from django.test.utils import override_settings
 
 from keeperstate.database import database_url
 from keeperstate.demo import block_monitor_graph
@@ -73,10 +74,17 @@ class Command(BaseCommand):
             burst=options["burst"],
             out=self.stdout,
         )
-        try:
-            figures = bench.run()
-        finally:
-            bench.cleanup()
+        # The capture and the queue measurement start runs in this process: lift the token's API
+        # rate and the organization's runs per minute here too, as spawn() does for the
+        # processes measured (both are counted in Postgres, across processes).
+        rest_framework: dict[str, Any] = dict(settings.REST_FRAMEWORK)
+        rates = {**rest_framework["DEFAULT_THROTTLE_RATES"], "api_user": "100000000/min"}
+        rest_framework["DEFAULT_THROTTLE_RATES"] = rates
+        with override_settings(KEEPERSTATE_ORG_RUNS_PER_MINUTE=100_000_000, REST_FRAMEWORK=rest_framework):
+            try:
+                figures = bench.run()
+            finally:
+                bench.cleanup()
         self.stdout.write(json.dumps(figures, sort_keys=True))
 
 
