@@ -15,8 +15,8 @@ migration 0002 make them hold for every writer:
 
 * Every change of a key (insert, update that moves the version, delete) is written to
   ``workflow_state_event`` with old and new value and version, the execution or actor, and the
-  time; every 16th version of a key trims it to the last ``history_per_key`` events
-  (``keeperstate_setting``).
+  time; every 16th version of a key marks it due, and housekeeping trims it to the last
+  ``history_per_key`` events (``keeperstate_setting``; see StateHistoryDue).
 * Usage counters (``workflow_state_usage``, ``organization_state_usage``) follow every insert,
   delete, resize and move, so the store checks the ceiling and the budget without a scan.
 

@@ -193,9 +193,9 @@ DROP_TRIM_HISTORY_FUNCTION_SQL = "DROP FUNCTION keeperstate_trim_history(integer
 # the read-only rule, whose WHEN clause keeps its function from running at all, stays with
 # pgtrigger (keeperstate/models/state.py).
 #
-# Trigger names sort the way they must fire (Postgres fires a table's triggers of one timing in
-# name order): none of these depends on another's side effects except through NEW, and the
-# version is set in BEFORE triggers, before any AFTER trigger reads it.
+# Order: Postgres fires a table's triggers of one timing in name order. None of these depends on
+# another's side effects except through NEW, and the version is set in BEFORE triggers, before
+# any AFTER trigger reads it; so their order among themselves does not matter.
 # To change a body, change it here and add a migration that runs STATE_TRIGGERS_SQL again
 # (every statement is CREATE OR REPLACE).
 _TRIGGERS = (
