@@ -23,7 +23,7 @@ from keeperstate.workflows import workflow_update
 
 pytestmark = pytest.mark.django_db
 
-RUNS = 9
+RUNS = 15
 
 
 def chain(size: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -49,22 +49,26 @@ def chain(size: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return nodes, edges
 
 
-def best(work: Callable[[], Any], repeat: int = 1) -> float:
-    """The least CPU time of RUNS runs of ``repeat`` calls, per call: process time leaves out
-    waiting for a busy machine's CPU, and the collector is paused so the test's own live objects
-    do not bill the code under test."""
-    times = []
+def cpu_ratio(large: Callable[[], Any], small: Callable[[], Any], repeat: int = 10) -> float:
+    """The least CPU time of one large call over the least of one small call (averaged over
+    ``repeat``). Process time leaves out waiting for a busy machine's CPU; the two sizes are timed
+    in alternation so that a burst of noise (another process thrashing the caches) lands on both,
+    and the collector is paused so the test's own live objects do not bill the code under test."""
+    small_times, large_times = [], []
     gc.collect()
     gc.disable()
     try:
         for _ in range(RUNS):
             began = time.process_time()
             for _call in range(repeat):
-                work()
-            times.append((time.process_time() - began) / repeat)
+                small()
+            small_times.append((time.process_time() - began) / repeat)
+            began = time.process_time()
+            large()
+            large_times.append(time.process_time() - began)
     finally:
         gc.enable()
-    return min(times)
+    return min(large_times) / min(small_times)
 
 
 def calls(work: Callable[[], Any]) -> int:
@@ -100,8 +104,14 @@ def test_a_500_node_graph_costs_at_most_12_times_a_50_node_graph(surface, workfl
     small(), large()  # warm: imports, caches, the first save
 
     assert calls(large) / calls(small) <= 12, f"{surface}: 500 nodes make {calls(large) / calls(small):.1f}× the calls"
-    seconds = best(large) / best(small, repeat=10)
-    assert seconds <= 30, f"{surface}: 500 nodes take {seconds:.1f}× the CPU time of 50 nodes"
+    # A linear cost measures ~10×; a quadratic one ~100× on every attempt. Noise on a loaded CI
+    # machine has pushed a single linear measurement to 38×, so the best of three attempts counts.
+    ratios = []
+    for _attempt in range(3):
+        ratios.append(cpu_ratio(large, small))
+        if ratios[-1] <= 30:
+            break
+    assert min(ratios) <= 30, f"{surface}: 500 nodes take {min(ratios):.1f}× the CPU time of 50 nodes"
 
 
 def test_a_chain_of_3000_nodes_is_validated_without_exhausting_the_stack():
