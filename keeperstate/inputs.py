@@ -156,6 +156,8 @@ UNREADABLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 def text_problem(text: str) -> str | None:
     """Why a name, label or key cannot be shown as typed; None when every character is visible
     text or an ordinary space."""
+    if text.isascii() and text.isprintable():  # the usual key or label: no character to look up
+        return None
     for char in text:
         category = unicodedata.category(char)
         if category in UNREADABLE_CATEGORIES:

@@ -14,6 +14,11 @@ VERSION_BUMP_SQL = """
     NEW.updated_at := now();
     RETURN NEW;
 """
+# The bump's WHEN clause (evaluated without calling any function): a writer that already sets
+# exactly what the bump would (the store does: ``version = version + 1, updated_at = now()``)
+# skips the call; any other update of value or expires_at gets the bump, so the rule holds for
+# every writer.
+VERSION_BUMP_WHEN = 'NEW."version" IS DISTINCT FROM OLD."version" + 1 OR NEW."updated_at" IS DISTINCT FROM now()'
 
 VERSION_START_SQL = """
     NEW.version := COALESCE(
@@ -185,6 +190,74 @@ $$;
 """
 DROP_TRIM_HISTORY_FUNCTION_SQL = "DROP FUNCTION keeperstate_trim_history(integer);"
 
+# Set in one round trip (the store's usual write: a cursor moving on, a marker written):
+# overwrite the live key in place when the value does not grow (with p_expected, only at that
+# version: compare-and-set), else, with no expected version, create the key if it has no row
+# (keeperstate_create_key, migration 0011, checks the limits). No row back: the key has a row
+# that is expired or would grow, or another version, which the store's locked path decides.
+# Being a function also lets PL/pgSQL keep the UPDATE's plan, where a statement sent by the
+# client is planned each time.
+SET_KEY_FUNCTION_SQL = """
+CREATE OR REPLACE FUNCTION keeperstate_set_key(
+    p_org bigint, p_wf uuid, p_key text, p_value jsonb, p_ttl integer, p_execution uuid, p_expected bigint,
+    p_exact boolean, p_max_wf integer, p_max_keys bigint, p_max_bytes bigint)
+RETURNS TABLE (version bigint, expires_at timestamptz, created boolean) LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+BEGIN
+    UPDATE workflow_state AS s
+       SET value = p_value, expires_at = now() + p_ttl * interval '1 second', updated_by_execution_id = p_execution,
+           version = s.version + 1, updated_at = now()
+     WHERE s.organization_id = p_org AND s.workflow_id = p_wf AND s.key = p_key
+       AND (s.expires_at IS NULL OR s.expires_at > now()) AND s.size_bytes >= octet_length(p_value::text)
+       AND (p_expected IS NULL OR s.version = p_expected)
+    RETURNING s.version, s.expires_at INTO version, expires_at;
+    IF FOUND THEN
+        created := false;
+        RETURN NEXT;
+        RETURN;
+    ELSIF p_expected IS NOT NULL THEN
+        RETURN;
+    END IF;
+    RETURN QUERY SELECT c.version, c.expires_at, true
+      FROM keeperstate_create_key(p_org, p_wf, p_key, p_value, p_ttl, p_execution, p_exact,
+                                  p_max_wf, p_max_keys, p_max_bytes) AS c;
+END;
+$$;
+"""
+DROP_SET_KEY_FUNCTION_SQL = (
+    "DROP FUNCTION keeperstate_set_key(bigint, uuid, text, jsonb, integer, uuid, bigint, boolean, integer, bigint, "
+    "bigint);"
+)
+
+# Delete in one call: the live key (at the expected version, if any) and its history event with
+# the deleting execution, as logged_delete_sql (keeperstate/state/db.py) does for the other
+# deleters; the history trigger finds the event and adds none. Returns the deleted version, NULL
+# when nothing was deleted. A function for the same reason as keeperstate_set_key: its plans are
+# kept, where the same statements sent by the client are planned on every delete.
+DELETE_KEY_FUNCTION_SQL = """
+CREATE OR REPLACE FUNCTION keeperstate_delete_key(
+    p_org bigint, p_wf uuid, p_key text, p_expected bigint, p_execution uuid)
+RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    v bigint;
+BEGIN
+    -- One statement: the trigger's check for the event runs at its end, when the event is there.
+    WITH gone AS (
+        DELETE FROM workflow_state AS s
+         WHERE s.organization_id = p_org AND s.workflow_id = p_wf AND s.key = p_key
+           AND (s.expires_at IS NULL OR s.expires_at > now()) AND (p_expected IS NULL OR s.version = p_expected)
+        RETURNING s.value, s.version
+    )
+    INSERT INTO workflow_state_event AS e
+        (workflow_id, key, operation, old_value, old_version, execution_id, created_at)
+    SELECT p_wf, p_key, 'delete', gone.value, gone.version, p_execution, clock_timestamp() FROM gone
+    RETURNING e.old_version INTO v;
+    RETURN v;
+END;
+$$;
+"""
+DROP_DELETE_KEY_FUNCTION_SQL = "DROP FUNCTION keeperstate_delete_key(bigint, uuid, text, bigint, uuid);"
+
 # How the triggers above are installed: as plain functions and triggers (migration 0012), not
 # through django-pgtrigger. pgtrigger wraps every trigger function in a check of its
 # ``pgtrigger.ignore`` setting that opens a subtransaction and catches an error on every call
@@ -200,7 +273,8 @@ DROP_TRIM_HISTORY_FUNCTION_SQL = "DROP FUNCTION keeperstate_trim_history(integer
 # (every statement is CREATE OR REPLACE).
 _TRIGGERS = (
     # (name, timing and events, level and condition, declarations, body)
-    ("version_bump", "BEFORE UPDATE OF value, expires_at", "FOR EACH ROW", "", VERSION_BUMP_SQL),
+    ("version_bump", "BEFORE UPDATE OF value, expires_at", f"FOR EACH ROW WHEN ({VERSION_BUMP_WHEN})", "",
+     VERSION_BUMP_SQL),
     ("version_start", "BEFORE INSERT", "FOR EACH ROW", "", VERSION_START_SQL),
     ("history", "AFTER INSERT OR UPDATE OR DELETE", "FOR EACH ROW", "", HISTORY_SQL),
     ("usage_insert", "AFTER INSERT", "REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT", "", USAGE_INSERT_SQL),

@@ -7,13 +7,15 @@ here, the history trigger records every change, and usage counters follow every 
 Three paths, so the limits are exact under concurrency and each write is as few round trips as
 it can be:
 
-* **One statement** when a write cannot add a key or grow anything: Get; Set or Increment of a
-  live key whose stored size does not grow (compare-and-set included); Delete.
-* **One function call** for a key with no row: ``keeperstate_create_key`` inserts it, and the
-  usage trigger counts it (holding the workflow's and organization's usage rows until commit),
-  then ``keeperstate_check_usage`` reads the counters: exact, with no scan, whatever the size of
-  the organization. Only a write that would pass a limit reclaims the scope's expired rows and
-  counts again, so an expired key frees its slot although nobody wrote at expiry time.
+* **One statement** for Get, and for an Increment of a live key whose stored size does not grow.
+* **One function call** for Set (``keeperstate_set_key``: the overwrite of a live key that does
+  not grow, compare-and-set included, else the creation below), for Delete
+  (``keeperstate_delete_key``: the row and its history event), and for a key with no row:
+  ``keeperstate_create_key`` inserts it, and the usage trigger counts it (holding the
+  workflow's and organization's usage rows until commit), then ``keeperstate_check_usage``
+  reads the counters: exact, with no scan, whatever the size of the organization. Only a write
+  that would pass a limit reclaims the scope's expired rows and counts again, so an expired key
+  frees its slot although nobody wrote at expiry time.
 * **The locked path** for a key that has a row (expired, to be revived; or live and growing):
   lock the row, decide (compare-and-set, Increment's arithmetic), upsert, check the counters.
 """
@@ -33,7 +35,7 @@ import psycopg
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
-from keeperstate.state.db import LIVE_SQL, iso, load_json, logged_delete_sql, logger, storage_errors
+from keeperstate.state.db import LIVE_SQL, iso, load_json, logger, storage_errors
 from keeperstate.state.errors import (
     StateInvalidValue,
     StateKeyLimit,
@@ -98,23 +100,13 @@ _SCOPE = "organization_id = %(org)s AND workflow_id = %(wf)s"
 _KEY = f"{_SCOPE} AND key = %(key)s"
 # now() + NULL * interval is NULL: no TTL, no expiry.
 _EXPIRY = "now() + %(ttl)s * interval '1 second'"
-_SET_ROW = f"expires_at = {_EXPIRY}, updated_by_execution_id = %(execution)s"
+# The version bump the trigger would make (keeperstate/models/state_sql.py, VERSION_BUMP_WHEN):
+# written here, the trigger's function is not called.
+_BUMP = "version = version + 1, updated_at = now()"
+_SET_ROW = f"expires_at = {_EXPIRY}, updated_by_execution_id = %(execution)s, {_BUMP}"
 _INTEGER = "(jsonb_typeof(value) = 'number' AND value::text ~ '^-?[0-9]+$')"
 
 GET_SQL = f"SELECT value, version, expires_at FROM workflow_state WHERE {_KEY} AND {LIVE_SQL}"
-
-# A live key, no bigger than before (jsonb's own rendering, which size_bytes measures).
-_OVERWRITE_WHERE = f"{_KEY} AND {LIVE_SQL} AND size_bytes >= octet_length((%(value)s::jsonb)::text)"
-OVERWRITE_SQL = f"""
-UPDATE workflow_state SET value = %(value)s::jsonb, {_SET_ROW}
- WHERE {_OVERWRITE_WHERE}
-RETURNING version, expires_at
-"""
-OVERWRITE_CAS_SQL = f"""
-UPDATE workflow_state SET value = %(value)s::jsonb, {_SET_ROW}
- WHERE {_OVERWRITE_WHERE} AND version = %(expected)s
-RETURNING version, expires_at
-"""
 
 INCREMENT_SQL = f"""
 UPDATE workflow_state SET value = to_jsonb(value::text::numeric + %(by)s), {_SET_ROW}
@@ -124,15 +116,22 @@ UPDATE workflow_state SET value = to_jsonb(value::text::numeric + %(by)s), {_SET
 RETURNING value, version, expires_at
 """
 
-# One statement that also writes the deletion's history event with the deleting execution.
-DELETE_SQL = logged_delete_sql(f"{_KEY} AND {LIVE_SQL}")
-DELETE_CAS_SQL = logged_delete_sql(f"{_KEY} AND {LIVE_SQL} AND version = %(expected)s")
+# The delete and its history event with the deleting execution, in one call (migration 0013);
+# the deleted version, or NULL.
+DELETE_SQL = "SELECT keeperstate_delete_key(%(org)s, %(wf)s, %(key)s, %(expected)s, %(execution)s)"
 
 _LIMITS = "%(exact)s, %(max_wf)s, %(max_keys)s, %(max_bytes)s"
 # A key with no row: insert and check in one call (migration 0011); no row back = the key has one.
 CREATE_SQL = f"""
 SELECT version, expires_at
   FROM keeperstate_create_key(%(org)s, %(wf)s, %(key)s, %(value)s::jsonb, %(ttl)s, %(execution)s, {_LIMITS})
+"""
+# Set: overwrite the live key (at the expected version, if any) or, with none, create it, in one
+# call (migration 0013); no row back = the locked path decides.
+SET_SQL = f"""
+SELECT version, expires_at, created
+  FROM keeperstate_set_key(%(org)s, %(wf)s, %(key)s, %(value)s::jsonb, %(ttl)s, %(execution)s, %(expected)s,
+                           {_LIMITS})
 """
 # The exact path (near the budget, or in a caller's transaction): hold every usage shard first.
 LOCK_USAGE_SQL = "SELECT keeperstate_lock_usage(%(org)s)"
@@ -147,6 +146,7 @@ VALUES (%(org)s, %(wf)s, %(key)s, %(value)s::jsonb, 1, {_EXPIRY}, %(execution)s)
 ON CONFLICT (organization_id, workflow_id, key) DO UPDATE
    SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at,
        updated_by_execution_id = EXCLUDED.updated_by_execution_id,
+       version = workflow_state.version + 1, updated_at = now(),
        created_at = CASE WHEN workflow_state.expires_at IS NULL OR workflow_state.expires_at > now()
                          THEN workflow_state.created_at ELSE now() END
 RETURNING version, expires_at, size_bytes
@@ -189,15 +189,11 @@ def state_set(
     expected = parse_expected_version(expected_version)
 
     with storage_errors("write"), _refusals(params["key"]):
-        if expected != 0:
-            sql = OVERWRITE_SQL if expected is None else OVERWRITE_CAS_SQL
-            row = _one(sql, {**params, "expected": expected})
-            if row is not None:
-                return StateWrite(params["key"], version=row[0], created=False, expires_at=row[1], value=value)
-        if not expected:  # None or 0: the key may have no row at all
-            row = _create(params)
-            if row is not None:
-                return StateWrite(params["key"], version=row[0], created=True, expires_at=row[1], value=value)
+        # expected 0: the key must have no live row, so there is nothing to overwrite.
+        row = _with_limits(CREATE_SQL if expected == 0 else SET_SQL, {**params, "expected": expected})
+        if row is not None:
+            created = expected == 0 or row[2]
+            return StateWrite(params["key"], version=row[0], created=created, expires_at=row[1], value=value)
 
         def decide(current: _Current) -> Any:
             if expected is not None and expected != current.live_version:
@@ -218,7 +214,7 @@ def state_increment(*, scope: StateScope, key: Any, by: Any = 1, ttl: Any = None
         row = _one(INCREMENT_SQL, params)
         if row is not None:
             return StateWrite(params["key"], version=row[1], created=False, expires_at=row[2], value=load_json(row[0]))
-        row = _create({**params, "value": encode_value(step)})
+        row = _with_limits(CREATE_SQL, {**params, "value": encode_value(step)})
         if row is not None:
             return StateWrite(params["key"], version=row[0], created=True, expires_at=row[1], value=step)
 
@@ -246,10 +242,10 @@ def state_increment(*, scope: StateScope, key: Any, by: Any = 1, ttl: Any = None
 def state_delete(*, scope: StateScope, key: Any, expected_version: Any = None) -> StateDelete:
     """Delete a live key; with ``expected_version`` only if the live version equals it."""
     expected = parse_expected_version(expected_version)
-    params = {**_params(scope, key, None), "expected": expected, "actor": None}
+    params = {**_params(scope, key, None), "expected": expected}
     with storage_errors("delete"):
-        row = _one(DELETE_SQL if expected is None else DELETE_CAS_SQL, params)
-        if row is not None:
+        row = _one(DELETE_SQL, params)
+        if row is not None and row[0] is not None:
             return StateDelete(deleted=True, previous_version=row[0])
         if expected is not None:
             current, value = _live_version(params)
@@ -294,16 +290,17 @@ def _exact_only() -> bool:
     return connection.in_atomic_block and not _one_key.get()
 
 
-def _create(params: dict[str, Any]) -> tuple[Any, ...] | None:
-    """Create a key that has no row (keeperstate_create_key); None when it has one. Near the
-    budget (KS000) the write is done again on the exact path."""
+def _with_limits(sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
+    """Run a write that may create a key (CREATE_SQL, SET_SQL) with the limits; None when the
+    key has a row it cannot handle. Near the budget (KS000) the write is done again on the exact
+    path."""
     exact = _exact_only()  # a caller's transaction may write several keys
     try:
-        return _one(CREATE_SQL, {**params, **_limits(exact)})
+        return _one(sql, {**params, **_limits(exact)})
     except DatabaseError as exc:
         if exact or _sqlstate(exc) != _COUNT_EXACTLY:
             raise
-    return _one(CREATE_SQL, {**params, **_limits(True)})
+    return _one(sql, {**params, **_limits(True)})
 
 
 def _locked_write(params: dict[str, Any], decide: Callable[[_Current], Any]) -> StateWrite:
@@ -351,24 +348,29 @@ def _limits(exact: bool) -> dict[str, Any]:
     }
 
 
-@contextmanager
-def _refusals(key: str) -> Iterator[None]:
+class _refusals:  # noqa: N801 - a context manager; a class costs less than a generator per write
     """The database's refusals that are the user's to fix become their coded errors: a limit
     (raised by keeperstate_check_usage with the usage in DETAIL), or a workflow deleted mid-run."""
-    try:
-        yield
-    except DatabaseError as exc:
+
+    def __init__(self, key: str):
+        self.key = key
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        if not isinstance(exc, DatabaseError):
+            return
         cause = exc.__cause__
         state = getattr(cause, "sqlstate", None)
         if state in (_KEY_LIMIT, _ORG_KEYS, _ORG_BYTES):
-            raise _limit_error(state, key, int(cause.diag.message_detail or 0)) from None  # type: ignore[union-attr]
+            raise _limit_error(state, self.key, int(cause.diag.message_detail or 0)) from None  # type: ignore[union-attr]
         if isinstance(cause, psycopg.errors.ForeignKeyViolation) and cause.diag.constraint_name == _WORKFLOW_FK:
             logger.warning("workflow state write refused: %s", cause)
             raise StateStorageError(
                 "The workflow no longer exists (it was deleted while this run was in progress), so its "
                 "state cannot be written. Nothing was stored.",
             ) from None
-        raise
 
 
 def _limit_error(state: str, key: str, used: int) -> StateKeyLimit | StateOrgBudget:

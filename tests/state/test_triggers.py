@@ -33,6 +33,39 @@ def test_raw_sql_update_moves_the_version_even_with_the_same_value(scope):
     assert state_get(scope=scope, key="cursor").version == 2
 
 
+def test_a_writer_that_sets_its_own_version_gets_exactly_one_more(scope):
+    """The bump's WHEN clause lets a writer that already sets version + 1 and now() skip the call;
+    any other version a writer sets is replaced by the bump."""
+    state_set(scope=scope, key="cursor", value=1)
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE workflow_state SET value = '2', version = version + 5, updated_at = now() WHERE key = 'cursor'"
+        )
+
+    assert state_get(scope=scope, key="cursor").version == 2
+
+
+def test_a_writer_that_bumps_the_version_but_not_the_time_gets_the_time(scope):
+    state_set(scope=scope, key="cursor", value=1)
+    with connection.cursor() as cursor:
+        # Not an update of value or expiry: no bump, the row just looks old.
+        cursor.execute("UPDATE workflow_state SET updated_at = '2000-01-01' WHERE key = 'cursor'")
+        cursor.execute("UPDATE workflow_state SET value = '2', version = version + 1 WHERE key = 'cursor'")
+        cursor.execute("SELECT version, updated_at = now() FROM workflow_state WHERE key = 'cursor'")
+
+        assert cursor.fetchone() == (2, True)
+
+
+def test_the_store_writes_move_the_version_by_one_each(scope):
+    state_set(scope=scope, key="cursor", value=1)
+    state_set(scope=scope, key="cursor", value=2)
+    state_set(scope=scope, key="cursor", value=3, expected_version=2)
+    state_set(scope=scope, key="cursor", value="a longer value than before")  # the locked path
+
+    assert state_get(scope=scope, key="cursor").version == 4
+
+
 def test_queryset_update_of_expiry_moves_the_version(scope):
     state_set(scope=scope, key="cursor", value=1)
 
