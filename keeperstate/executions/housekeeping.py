@@ -7,6 +7,8 @@ workers at once (single UPDATE statements, idempotent).
 - Idempotency keys are released after KEEPERSTATE_IDEMPOTENCY_HOURS.
 - State history of the keys marked due is trimmed to KEEPERSTATE_HISTORY_PER_KEY events (the
   writes themselves no longer trim, see keeperstate/models/state_sql.py).
+- Expired API tokens are deleted (a request only checks the token it presents, see
+  keeperstate/api/authentication.py).
 - Jobs of dead workers are handed back to the queue by the worker command itself (it needs
   Procrastinate's async job manager); that never replays a run, see executions.service.run_queued.
 """
@@ -18,7 +20,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from keeperstate.models import WorkflowExecution
+from keeperstate.models import ApiToken, WorkflowExecution
 from keeperstate.state.maintenance import trim_history
 
 Status = WorkflowExecution.Status
@@ -45,9 +47,15 @@ def release_idempotency_keys(now: datetime | None = None) -> int:
     )
 
 
+def delete_expired_tokens(now: datetime | None = None) -> int:
+    deleted, _by_model = ApiToken.objects.filter(expiry__lt=now or timezone.now()).delete()
+    return deleted
+
+
 def housekeeping() -> dict[str, int]:
     return {
         "interrupted": interrupt_stale_runs(),
         "keys_released": release_idempotency_keys(),
         "history_trimmed": trim_history(),
+        "tokens_expired": delete_expired_tokens(),
     }

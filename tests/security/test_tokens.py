@@ -137,3 +137,26 @@ def test_a_plain_drf_token_is_carried_over_hashed_and_keeps_working(user):
     with conn.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM authtoken_token")
         assert cursor.fetchone()[0] == 0
+
+
+def test_a_request_reads_only_the_token_it_presents_and_housekeeping_deletes_expired_ones(user):
+    from django.test.utils import CaptureQueriesContext
+
+    from keeperstate.executions.housekeeping import housekeeping
+
+    _row, token = create_token(user, name="in use", expires_in_days=30)
+    expired = [create_token(user, name=f"old {n}", expires_in_days=1)[0].pk for n in range(10)]
+    ApiToken.objects.filter(pk__in=expired).update(expiry=timezone.now() - timedelta(seconds=1))
+    for n in range(10):
+        create_token(user, name=f"live {n}", expires_in_days=30 if n % 2 else None)
+
+    with CaptureQueriesContext(connection) as queries:
+        assert with_token(token).get("/api/workflows/").status_code == 200
+
+    token_reads = [q["sql"] for q in queries.captured_queries if '"api_token"' in q["sql"]]
+    assert len(token_reads) == 1  # the presented token's row, not all of the user's tokens
+    assert ApiToken.objects.filter(pk__in=expired).count() == 10
+
+    assert housekeeping()["tokens_expired"] == 10
+    assert ApiToken.objects.filter(user=user).count() == 11  # the one in use and the 10 live ones
+    assert with_token(token).get("/api/workflows/").status_code == 200
