@@ -71,7 +71,7 @@ def parse_json_body(raw: bytes, *, limit: int | None, encoding: str | None = Non
     except RecursionError as exc:
         raise BodyInvalid(f"JSON parse error - the document is nested deeper than {MAX_DEPTH} levels.") from exc
     except ValueError as exc:  # includes JSONDecodeError and UnicodeDecodeError
-        raise BodyInvalid(f"JSON parse error - {_short(exc)}") from exc
+        raise BodyInvalid(f"JSON parse error - {_short(exc)}. Send the body as one valid JSON document.") from exc
     if problem := _problem(data):
         raise BodyInvalid(f"JSON parse error - {problem}")
     return data

@@ -98,6 +98,13 @@ def test_json_that_postgres_or_a_reader_cannot_hold_is_a_parse_error(api, body, 
     assert not Workflow.objects.exists()
 
 
+def test_malformed_json_says_where_and_what_to_send(api):
+    detail = post_raw(api, b'{"name": ').json()["detail"]
+
+    assert "line 1 column 10" in detail
+    assert detail.endswith("Send the body as one valid JSON document.")
+
+
 def test_nul_in_a_name_is_a_field_error(api):
     response = api.post("/api/workflows/", {"name": "a\x00b"})
 
