@@ -14,7 +14,7 @@ from builder.forms import normalise_graph
 from builder.http import json_endpoint, json_error, read_json
 from builder.references import reference_options
 from keeperstate.access import get_workflow_for
-from keeperstate.api.serializers import ExecutionOutput
+from keeperstate.api.serializers import execution_as_dict
 from keeperstate.engine.validation import validate_graph
 from keeperstate.executions import run_workflow
 from keeperstate.models import WorkflowExecution
@@ -87,7 +87,3 @@ def run(request: HttpRequest, workflow_id: Any) -> JsonResponse:
     execution = run_workflow(workflow, body.get("input"), trigger=WorkflowExecution.Trigger.MANUAL, user=request.user)
     return JsonResponse({"execution": execution_as_dict(execution)})
 
-
-def execution_as_dict(execution: WorkflowExecution) -> dict[str, Any]:
-    """The API's execution shape: the editor reads exactly what API clients read."""
-    return dict(ExecutionOutput(execution).data)

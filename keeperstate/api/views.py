@@ -247,7 +247,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
 
 def execution_response(started: Started, created_status: int) -> Response:
     """A run's answer: the execution, or the first one again for a repeated Idempotency-Key."""
-    body = s.ExecutionOutput(started.execution).data
+    body = s.execution_as_dict(started.execution)
     if started.replayed:
         return Response(body, status=status.HTTP_200_OK, headers={"Idempotent-Replayed": "true"})
     return Response(body, status=created_status)
@@ -261,7 +261,7 @@ class ExecutionViewSet(JSONOnly, viewsets.GenericViewSet):
 
     @extend_schema(summary="Read an execution", responses={200: s.ExecutionOutput, **errors(401, 404)})
     def retrieve(self, request: Request, pk: str) -> Response:
-        return Response(s.ExecutionOutput(get_execution_for(request.user, pk)).data)
+        return Response(s.execution_as_dict(get_execution_for(request.user, pk)))
 
 
 @extend_schema(tags=["actions"])

@@ -86,7 +86,7 @@ class WebhookView(APIView):
         if (wait := query.validated_data.get("wait")) and not execution.finished:
             execution = _wait_for(execution, wait)
         if wait and execution.finished:
-            return Response(s.ExecutionOutput(execution).data, status=status.HTTP_200_OK)
+            return Response(s.execution_as_dict(execution), status=status.HTTP_200_OK)
         return Response({"executionId": str(execution.id), "status": execution.status}, status=202)
 
 
