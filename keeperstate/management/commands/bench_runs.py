@@ -2,12 +2,14 @@
 
 Two workflows: the 4-node block monitor (State Get → Condition → State Set with compare-and-set)
 and a 1-node counter (State Increment). Each is measured
-- through the HTTP stack: gunicorn with N web processes, clients POSTing
-  /api/workflows/<id>/execute/ at concurrency 1, 4 and 16 (each client its own workflow, so the
-  figures measure the service, not contention on one key);
+- through the HTTP stack: gunicorn with N web processes of 4 threads (as `serve` and the
+  production command run it), clients POSTing /api/workflows/<id>/execute/ at concurrency 1, 4
+  and 16 over a kept-alive connection each, as an integration's HTTP session does (each client
+  its own workflow, so the figures measure the service, not contention on one key);
 - through the queue: M workers running bursts of queued executions (start to finish of each);
 - as its floor: the very statements one run sends (captured from a real run, the execution id
-  renewed each time) replayed raw through psycopg, each in its own transaction like the run's.
+  renewed each time) replayed raw through psycopg, each in its own transaction like the run's,
+  with the service's driver settings (prepared statements or not).
 The monitor's replayed compare-and-set matches no row after its first replay, which makes the
 floor a little cheaper than the real run: the ratios err against us.
 
@@ -65,6 +67,7 @@ class Command(BaseCommand):
         parser.add_argument("--web", default="1,2", help="web process counts to measure (comma-separated)")
         parser.add_argument("--workers", default="1,2", help="worker counts for the queue measurement")
         parser.add_argument("--burst", type=int, default=60, help="queued runs per queue measurement")
+        parser.add_argument("--threads", type=int, default=4, help="threads per web process (serve's default)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         bench = RunBench(
@@ -72,6 +75,7 @@ class Command(BaseCommand):
             web=[int(n) for n in options["web"].split(",")],
             workers=[int(n) for n in options["workers"].split(",")],
             burst=options["burst"],
+            threads=options["threads"],
             out=self.stdout,
         )
         # The capture and the queue measurement start runs in this process: lift the token's API
@@ -89,8 +93,9 @@ class Command(BaseCommand):
 
 
 class RunBench:
-    def __init__(self, *, seconds: float, web: list[int], workers: list[int], burst: int, out: Any):
+    def __init__(self, *, seconds: float, web: list[int], workers: list[int], burst: int, out: Any, threads: int):
         self.seconds, self.web, self.workers, self.burst, self.out = seconds, web, workers, burst, out
+        self.threads = threads
         suffix = uuid.uuid4().hex[:10]
         self.org = Organization.objects.create(name="bench runs", slug=f"bench-runs-{suffix}")
         self.user = get_user_model().objects.create_user(username=f"bench-{suffix}")
@@ -192,7 +197,11 @@ class RunBench:
         return groups
 
     def floor(self, transactions: list[list[str]]) -> dict[str, float]:
-        with psycopg.connect(self.url, autocommit=True) as raw:
+        # The same driver settings as the service's connection: with prepared statements on
+        # (KEEPERSTATE_DB_PREPARED_STATEMENTS, the default), both prepare a statement sent a
+        # fifth time; with them off, neither does.
+        prepare = (connection.settings_dict.get("OPTIONS") or {}).get("prepare_threshold")
+        with psycopg.connect(self.url, autocommit=True, prepare_threshold=prepare) as raw:
             def one_run() -> None:
                 execution_id = uuid.uuid4().hex
                 for statements in transactions:
@@ -210,7 +219,7 @@ class RunBench:
         port = _free_port()
         # --preload: the app is imported once, before the web processes fork, as in production.
         child = self.spawn("-m", "gunicorn", "keeperstate.wsgi", "-b", f"127.0.0.1:{port}", "-w", str(processes),
-                           "--preload", "--log-level", "warning")
+                           "--threads", str(self.threads), "--preload", "--log-level", "warning")
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
@@ -234,16 +243,22 @@ class RunBench:
 
         def client(workflow: Workflow) -> None:
             block = 1
+            # One connection per client, kept alive between requests, as an integration's HTTP
+            # session keeps it (gunicorn's gthread workers, which production runs, keep it open).
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
             barrier.wait()
             mine = []
-            while time.monotonic() < stop_at:
-                block += 1
-                started = time.perf_counter()
-                status = _post(port, f"/api/workflows/{workflow.id}/execute/", {"input": {"block": block}},
-                               self.token)
-                if status != 201:
-                    raise RuntimeError(f"execute answered {status}")
-                mine.append(time.perf_counter() - started)
+            try:
+                while time.monotonic() < stop_at:
+                    block += 1
+                    started = time.perf_counter()
+                    status = _post(conn, f"/api/workflows/{workflow.id}/execute/", {"input": {"block": block}},
+                                   self.token)
+                    if status != 201:
+                        raise RuntimeError(f"execute answered {status}")
+                    mine.append(time.perf_counter() - started)
+            finally:
+                conn.close()
             with lock:
                 latencies.extend(mine)
 
@@ -287,16 +302,12 @@ class RunBench:
         return child
 
 
-def _post(port: int, path: str, body: dict[str, Any], token: str) -> int:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    try:
-        conn.request("POST", path, json.dumps(body),
-                     {"Content-Type": "application/json", "Authorization": f"Token {token}"})
-        response = conn.getresponse()
-        response.read()
-        return response.status
-    finally:
-        conn.close()
+def _post(conn: http.client.HTTPConnection, path: str, body: dict[str, Any], token: str) -> int:
+    headers = {"Content-Type": "application/json", "Authorization": f"Token {token}"}
+    conn.request("POST", path, json.dumps(body), headers)
+    response = conn.getresponse()
+    response.read()
+    return response.status
 
 
 def _warm(port: int, token: str) -> None:
