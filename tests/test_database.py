@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 PROBE = "from django.db import connection; connection.ensure_connection(); print('connected')"
 
@@ -52,3 +54,35 @@ def test_database_url_wins_over_the_embedded_server(monkeypatch):
 
     assert (config["HOST"], config["PORT"], config["NAME"], config["USER"]) == ("db.example", 6543, "keeperstate", "ks")
     assert not database.using_embedded()
+
+
+def test_prepared_statements_are_on_unless_switched_off(monkeypatch):
+    from keeperstate import database
+
+    monkeypatch.delenv("KEEPERSTATE_DB_PREPARED_STATEMENTS", raising=False)
+    options = database.database_config().get("OPTIONS", {})
+    assert (options.get("server_side_binding"), options.get("prepare_threshold")) == (True, 5)
+
+    monkeypatch.setenv("KEEPERSTATE_DB_PREPARED_STATEMENTS", "false")
+    options = database.database_config().get("OPTIONS", {})
+    assert "server_side_binding" not in options
+    assert "prepare_threshold" not in options
+
+
+@pytest.mark.django_db
+def test_a_statement_sent_a_fifth_time_is_prepared_on_the_connection():
+    from django.db import connection
+
+    from keeperstate.access import _WORKFLOW_FOR_USER_SQL
+
+    def prepared() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
+                           ['%FROM "workflow" w%'])
+            return cursor.fetchone()[0]
+
+    before = prepared()
+    with connection.cursor() as cursor:
+        for _ in range(6):
+            cursor.execute(_WORKFLOW_FOR_USER_SQL, ["00000000-0000-0000-0000-000000000000", 0])
+    assert prepared() == before + 1
