@@ -9,7 +9,9 @@ and a 1-node counter (State Increment). Each is measured
 - through the queue: M workers running bursts of queued executions (start to finish of each);
 - as its floor: the very statements one run sends (captured from a real run, the execution id
   renewed each time) replayed raw through psycopg, each in its own transaction like the run's,
-  with the service's driver settings (prepared statements or not).
+  with the service's driver settings (prepared statements or not). The floor and one client on
+  the first web process run in alternating slices of the measurement time, so a load spike on a
+  shared machine reaches both.
 The monitor's replayed compare-and-set matches no row after its first replay, which makes the
 floor a little cheaper than the real run: the ratios err against us.
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 import functools
 import http.client
 import io
+import itertools
 import json
 import os
 import signal
@@ -32,7 +35,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import psycopg
@@ -105,6 +108,7 @@ class RunBench:
         self.token = buffer.getvalue().strip().splitlines()[-1]
         self.url = database_url(connection.settings_dict)
         self.children: list[subprocess.Popen[bytes]] = []
+        self.blocks: dict[uuid.UUID, Iterator[int]] = {}
 
     def cleanup(self) -> None:
         for child in self.children:
@@ -126,13 +130,16 @@ class RunBench:
             transactions = self.capture(kind)
             count = sum(len(group) for group in transactions)
             figures["statements"][kind] = {"statements": count, "transactions": len(transactions)}
-            floor = self.floor(transactions)
-            figures["floor"][kind] = floor
-            self.line(f"{kind}: floor, {count} stmts/{len(transactions)} tx", floor, None, None)
+            floor: dict[str, float] = {}
             for processes in self.web:
                 port = self.start_web(processes)
                 for clients in CONCURRENCY:
-                    measured = self.http(port, kind, clients)
+                    if floor:
+                        measured = self.http(port, kind, clients)
+                    else:
+                        floor, measured = self.floor_and_one_client(port, kind, transactions)
+                        figures["floor"][kind] = floor
+                        self.line(f"{kind}: floor, {count} stmts/{len(transactions)} tx", floor, None, None)
                     name = f"{kind}.web{processes}.c{clients}"
                     figures["web"][name] = measured
                     self.line(f"{kind}: {processes} web, {clients} clients", measured["runs_per_s"],
@@ -196,11 +203,19 @@ class RunBench:
             previous = in_atomic
         return groups
 
-    def floor(self, transactions: list[list[str]]) -> dict[str, float]:
+    def floor_and_one_client(
+        self, port: int, kind: str, transactions: list[list[str]], slices: int = 3
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        """The floor, and one client against the first web process, measured in alternating
+        slices of the measurement time: a load spike on a shared machine reaches both, so their
+        ratio holds steadier than two measurements a minute apart."""
         # The same driver settings as the service's connection: with prepared statements on
         # (KEEPERSTATE_DB_PREPARED_STATEMENTS, the default), both prepare a statement sent a
         # fifth time; with them off, neither does.
         prepare = (connection.settings_dict.get("OPTIONS") or {}).get("prepare_threshold")
+        workflows = self.workflows(kind, 1)
+        floor_runs, floor_time, client_time = 0, 0.0, 0.0
+        latencies: list[float] = []
         with psycopg.connect(self.url, autocommit=True, prepare_threshold=prepare) as raw:
             def one_run() -> None:
                 execution_id = uuid.uuid4().hex
@@ -210,8 +225,12 @@ class RunBench:
                             raw.execute(sql.replace("{execution_id}", execution_id))  # type: ignore[call-overload]
 
             one_run()
-            done, elapsed = _for_seconds(one_run, self.seconds)
-        return {"runs_per_s": done / elapsed}
+            for _ in range(slices):
+                done, elapsed = _for_seconds(one_run, self.seconds / slices)
+                floor_runs, floor_time = floor_runs + done, floor_time + elapsed
+                measured, elapsed = self.clients(port, workflows, self.seconds / slices)
+                latencies, client_time = latencies + measured, client_time + elapsed
+        return {"runs_per_s": floor_runs / floor_time}, _summary(latencies, client_time)
 
     # -- through gunicorn -----------------------------------------------------------------------
 
@@ -235,14 +254,18 @@ class RunBench:
         raise RuntimeError("gunicorn did not listen within 60 s")
 
     def http(self, port: int, kind: str, clients: int) -> dict[str, float]:
-        workflows = self.workflows(kind, clients)
+        return _summary(*self.clients(port, self.workflows(kind, clients), self.seconds))
+
+    def clients(self, port: int, workflows: list[Workflow], seconds: float) -> tuple[list[float], float]:
+        """One client per workflow for ``seconds``: every request's latency, and the time taken."""
         latencies: list[float] = []
         lock = threading.Lock()
-        stop_at = time.monotonic() + self.seconds
-        barrier = threading.Barrier(clients)
+        stop_at = time.monotonic() + seconds
+        barrier = threading.Barrier(len(workflows))
 
         def client(workflow: Workflow) -> None:
-            block = 1
+            # Each run reports a new block, across calls too, so the monitor's State Set runs.
+            block = self.blocks.setdefault(workflow.id, itertools.count(2))
             # One connection per client, kept alive between requests, as an integration's HTTP
             # session keeps it (gunicorn's gthread workers, which production runs, keep it open).
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
@@ -250,9 +273,8 @@ class RunBench:
             mine = []
             try:
                 while time.monotonic() < stop_at:
-                    block += 1
                     started = time.perf_counter()
-                    status = _post(conn, f"/api/workflows/{workflow.id}/execute/", {"input": {"block": block}},
+                    status = _post(conn, f"/api/workflows/{workflow.id}/execute/", {"input": {"block": next(block)}},
                                    self.token)
                     if status != 201:
                         raise RuntimeError(f"execute answered {status}")
@@ -264,7 +286,7 @@ class RunBench:
 
         began = time.monotonic()
         _threads([functools.partial(client, w) for w in workflows])
-        return _summary(latencies, time.monotonic() - began)
+        return latencies, time.monotonic() - began
 
     # -- through the queue ------------------------------------------------------------------------
 
