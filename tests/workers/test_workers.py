@@ -197,4 +197,6 @@ def test_bench_runs_measures_runs_against_their_floor_and_prints_json():
     assert figures["statements"]["monitor"]["statements"] >= 5
     assert all(row["runs_per_s"] > 0 for row in figures["floor"].values())
     assert {"monitor.c1_vs_floor", "counter.c1_vs_floor"} <= set(figures["targets"])
+    assert figures["stack"]["runs_per_s"] > figures["web"]["counter.web1.c1"]["runs_per_s"]  # a 404 beats a run
+    assert 0 < figures["targets"]["counter.c1_vs_floor"]["ceiling"] < 1
     assert figures["queue"]["counter.workers1"]["runs"] == 4
