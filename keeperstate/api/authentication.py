@@ -55,13 +55,13 @@ class TokenAuthentication(KnoxTokenAuthentication):
         text = token.decode("ascii", "replace")
         if not TOKEN_SHAPE.fullmatch(text):
             raise exceptions.AuthenticationFailed(_("Invalid token."))
+        try:
+            digest = hash_token(text)
+        except (TypeError, binascii.Error):
+            raise exceptions.AuthenticationFailed(_("Invalid token.")) from None
         for auth_token in tokens_with_key(text[: CONSTANTS.TOKEN_KEY_LENGTH]):
             if self._cleanup_token(auth_token):
                 continue
-            try:
-                digest = hash_token(text)
-            except (TypeError, binascii.Error):
-                raise exceptions.AuthenticationFailed(_("Invalid token.")) from None
             if compare_digest(digest, auth_token.digest):
                 if knox_settings.AUTO_REFRESH and auth_token.expiry:
                     self.renew_token(auth_token)

@@ -9,6 +9,7 @@ from keeperstate.models import WorkflowExecution, WorkflowStateEvent
 from keeperstate.state.maintenance import admin_update, sweep_expired
 from keeperstate.state.store import StateScope, state_delete, state_increment, state_set
 from tests.state.test_store import delete_workflow_by_sql, expire
+from tests.threads import run_together
 
 pytestmark = pytest.mark.django_db
 
@@ -115,26 +116,13 @@ def test_history_of_a_key_stays_bounded_without_any_worker(scope):
 @pytest.mark.concurrency
 @pytest.mark.django_db(transaction=True)
 def test_several_trimmers_share_the_marked_keys(scope):
-    import threading
-
     from keeperstate.state.maintenance import trim_history
 
     for key in range(40):
         for i in range(64):
             state_set(scope=scope, key=f"k{key}", value=i)
-    trimmed: list[int] = []
 
-    def trim() -> None:
-        try:
-            trimmed.append(trim_history())
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=trim) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    trimmed = run_together(4, lambda i: trim_history())
 
     assert sum(trimmed) == 40  # each marked key trimmed once
     assert {len(events(f"k{key}")) for key in range(40)} == {50}

@@ -9,7 +9,7 @@ from keeperstate.models import WorkflowState, WorkflowStateEvent
 from keeperstate.state.maintenance import sweep_expired
 from keeperstate.state.store import state_set
 from tests.factories import make_workflow
-from tests.state.test_concurrency import run_together
+from tests.threads import run_together
 
 EXPIRED = 20_000
 LIVE = 500
