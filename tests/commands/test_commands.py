@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
+import uuid
 
+import psycopg
 import pytest
+from django.conf import settings
 from django.core.management import CommandError, call_command
 from django.db import connection
 
+from keeperstate.database import database_url
 from keeperstate.demo import MONITOR_NAME, block_monitor_graph, ensure_demo, live_block_monitor_graph
 from keeperstate.models import Membership, Workflow, WorkflowState
 from keeperstate.state.store import state_set
@@ -145,3 +152,27 @@ def test_sweep_state_draws_a_progress_bar_in_a_terminal(scope):
     assert "batch 1" not in text
     assert "swept 3 expired key(s)\n" in text
     assert text.rstrip().endswith("trimmed the history of 0 key(s)")
+
+
+@pytest.mark.parametrize("command", ["bench_state", "bench_runs", "sweep_state", "create_api_token demo"])
+def test_a_command_on_an_unmigrated_database_says_to_migrate_in_one_sentence(command):
+    """A real process on a real, empty database of the same server: no traceback, no driver text."""
+    empty = f"keeperstate_empty_{uuid.uuid4().hex[:8]}"
+    server = database_url(connection.settings_dict)  # CREATE DATABASE needs a connection outside the test's transaction
+    with psycopg.connect(server, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {empty}")
+    try:
+        url = database_url({**connection.settings_dict, "NAME": empty})
+        done = subprocess.run(
+            [sys.executable, "manage.py", *command.split()], cwd=settings.BASE_DIR, capture_output=True, text=True,
+            env={**os.environ, "DATABASE_URL": url}, timeout=120,
+        )
+    finally:
+        with psycopg.connect(server, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE {empty} WITH (FORCE)")
+
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "does not exist" not in done.stderr
+    assert done.stderr.strip().startswith("CommandError: The database lacks")
+    assert "Run `python manage.py migrate` first" in done.stderr

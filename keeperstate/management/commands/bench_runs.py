@@ -52,6 +52,7 @@ from django.test.utils import override_settings
 from keeperstate.database import database_url
 from keeperstate.demo import block_monitor_graph
 from keeperstate.executions.service import start_run
+from keeperstate.management.schema import require_migrated
 from keeperstate.models import Membership, Organization, Workflow, WorkflowExecution
 
 COUNTER_NODES = [
@@ -75,6 +76,7 @@ class Command(BaseCommand):
         parser.add_argument("--threads", type=int, default=4, help="threads per web process (serve's default)")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        require_migrated()
         bench = RunBench(
             seconds=options["seconds"],
             web=[int(n) for n in options["web"].split(",")],

@@ -32,6 +32,7 @@ from django.test.utils import override_settings
 
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.runner import run_action
+from keeperstate.management.schema import require_migrated
 from keeperstate.models import Organization, Workflow, WorkflowState
 from keeperstate.state import store
 from keeperstate.state.store import StateScope, state_delete, state_get, state_increment, state_set
@@ -99,6 +100,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        require_migrated()
         if options["quick"]:
             iterations, repeat = options["iterations"] or 200, 1
         else:

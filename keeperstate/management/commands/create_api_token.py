@@ -13,6 +13,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from keeperstate.errors import CodedError
+from keeperstate.management.schema import require_migrated
 from keeperstate.tokens import create_token, revoke_token, tokens_of
 
 
@@ -33,6 +34,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, username: str, name: str, days: int | None, no_expiry: bool, regenerate: bool,
                **options: Any) -> None:
+        require_migrated()
         user_model = get_user_model()
         try:
             user = user_model.objects.get(**{user_model.USERNAME_FIELD: username})

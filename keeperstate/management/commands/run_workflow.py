@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from keeperstate.errors import CodedError
 from keeperstate.executions import run_workflow
+from keeperstate.management.schema import require_migrated
 from keeperstate.models import Organization, Workflow
 from keeperstate.workflows import workflow_create, workflow_update
 
@@ -28,6 +29,7 @@ class Command(BaseCommand):
         parser.add_argument("--organization", default="demo", help="organization slug for a graph file (default: demo)")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        require_migrated()
         try:
             run_input = json.loads(options["input"])
         except json.JSONDecodeError as exc:

@@ -9,6 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from keeperstate.management.schema import require_migrated
 from keeperstate.state.maintenance import sweep_expired, trim_history
 from keeperstate.state.selectors import count_expired
 
@@ -26,6 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--interval", type=float, default=60.0, help="seconds between sweeps with --loop")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        require_migrated()
         try:
             while True:
                 self.sweep_once(options["batch_size"])
