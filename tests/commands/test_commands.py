@@ -121,6 +121,11 @@ def test_bench_state_quick_prints_ratios_against_the_physical_floor_and_a_json_l
                  "concurrent.one_org", "concurrent.eight_orgs", "action.get"):
         assert figures[name] > 0
     assert targets["store.get"]["ratio"] == pytest.approx(figures["store.get"] / figures["physical.select"], rel=0.01)
+    # Each write's bound: its statement with the rows the contract adds, on the run's plain tables.
+    for name, kind in (("store.set.overwrite", "overwrite"), ("store.set.cas", "cas"),
+                       ("store.increment", "increment"), ("store.delete", "delete")):
+        assert targets[name]["bound"] == pytest.approx(figures[f"bound.{kind}"] / figures[f"physical.{kind}"], rel=0.01)
+    assert "bound" not in targets["store.get"]
     assert set(targets) >= {"store.set.overwrite", "store.set.cas", "store.increment", "store.delete", "store.get",
                             "store.create.org_0", "create.flat", "create.concurrent"}
     assert output.splitlines()[1].split()[:3] == ["operation", "ops/s", "physical"]
@@ -129,6 +134,9 @@ def test_bench_state_quick_prints_ratios_against_the_physical_floor_and_a_json_l
     assert not WorkflowState.objects.exists()
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'bench_floor_%%'")
+        assert cursor.fetchone()[0] == 0
+        # and no history event of its own reached the real history table
+        cursor.execute("SELECT count(*) FROM workflow_state_event")
         assert cursor.fetchone()[0] == 0
 
 
