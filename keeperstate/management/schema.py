@@ -14,6 +14,6 @@ def require_migrated() -> None:
     pending = executor.migration_plan(executor.loader.graph.leaf_nodes())
     if pending:
         raise CommandError(
-            f"The database lacks {len(pending)} KeeperState migration(s). Run `python manage.py migrate` "
+            f"The database is missing {len(pending)} migration(s). Run `python manage.py migrate` "
             "first (`manage.py serve` migrates on its own), then run this command again."
         )
