@@ -313,6 +313,43 @@ def test_write_records_the_execution(scope, workflow):
     assert WorkflowState.objects.get(key="cursor").updated_by_execution_id == execution.id
 
 
+def _hot_updates_of_state() -> int:
+    """Heap-only updates of workflow_state in this transaction: no index entry was written."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_get_xact_tuples_hot_updated('workflow_state'::regclass)")
+        return cursor.fetchone()[0]
+
+
+def test_each_run_overwrites_its_cursor_without_touching_an_index(scope, workflow):
+    """Every run records a new execution on the row; that column has no index (nor key check),
+    so the overwrite stays a heap-only (HOT) update instead of adding to every index."""
+    from keeperstate.models import WorkflowExecution
+
+    runs = [WorkflowExecution.objects.create(workflow=workflow) for _ in range(3)]
+    state_set(scope=StateScope(scope.organization_id, scope.workflow_id, runs[0].id), key="cursor", value=100)
+    before = _hot_updates_of_state()
+
+    for block, run in ((101, runs[1]), (102, runs[2])):
+        state_set(scope=StateScope(scope.organization_id, scope.workflow_id, run.id), key="cursor", value=block)
+
+    assert _hot_updates_of_state() == before + 2
+    assert WorkflowState.objects.get(key="cursor").updated_by_execution_id == runs[2].id
+
+
+def test_an_execution_deleted_alone_leaves_the_state_it_wrote(scope, workflow):
+    from keeperstate.models import WorkflowExecution
+
+    execution = WorkflowExecution.objects.create(workflow=workflow)
+    state_set(scope=StateScope(scope.organization_id, scope.workflow_id, execution.id), key="cursor", value=1)
+
+    execution_id = execution.id
+    execution.delete()  # as admin's delete action does
+
+    row = WorkflowState.objects.get(key="cursor")
+    assert (row.value, row.version, row.updated_by_execution_id) == (1, 1, execution_id)
+    assert state_get(scope=scope, key="cursor").value == 1
+
+
 def test_write_after_workflow_deleted_is_a_storage_error(scope, workflow):
     workflow.delete()
 
