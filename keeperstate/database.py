@@ -23,6 +23,8 @@ from typing import Any
 
 import dj_database_url
 
+from keeperstate.env import env_bool
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(os.environ.get("KEEPERSTATE_DATA_DIR", BASE_DIR / ".data"))
 
@@ -54,8 +56,7 @@ def database_config() -> dict[str, Any]:
     max_age = int(os.environ.get("KEEPERSTATE_CONN_MAX_AGE", "60"))
     config: dict[str, Any] = dict(dj_database_url.parse(url, conn_max_age=max_age, conn_health_checks=True))
     config.setdefault("TEST", {})
-    prepared = os.environ.get("KEEPERSTATE_DB_PREPARED_STATEMENTS", "true")  # read as settings.env_bool does
-    if prepared.strip().lower() in {"1", "true", "yes", "on"}:
+    if env_bool("KEEPERSTATE_DB_PREPARED_STATEMENTS", True):
         # Server-side binding, and a statement sent a fifth time on a connection is prepared:
         # Postgres then plans the run path's statements once per connection instead of on every
         # call (about a third of a run's database time). Django leaves both off because a

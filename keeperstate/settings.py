@@ -11,16 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from keeperstate.database import BASE_DIR, DATA_DIR, StartupError, database_config, ensure_data_dir
-
-
-def env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    return default if raw is None else raw.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    return int(raw) if raw else default
+from keeperstate.env import env_bool, env_int
 
 
 def _generated_key(filename: str, make: Callable[[], str]) -> str:
