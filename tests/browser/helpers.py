@@ -80,11 +80,18 @@ def save(page: Page) -> None:
 
 
 def run(page: Page, run_input: str) -> None:
+    """Run from the editor and wait for this run's own outcome.
+
+    The status's text cannot tell two runs apart: the same input finishing in the same second
+    reads the same. Its data-execution-id can: it names the execution shown, and only that.
+    """
+    status = page.locator("#run-status")
     page.locator("#run-input").fill(run_input)
-    previous = page.locator("#run-status").text_content()
+    previous = status.get_attribute("data-execution-id")
     page.locator("#btn-run").click()
-    expect(page.locator("#run-status")).not_to_have_text(previous or "")
-    expect(page.locator("#run-status")).not_to_have_text("Running…")
+    another = re.compile(rf"^(?!{re.escape(previous)}$)." if previous else r".")
+    expect(status).to_have_attribute("data-execution-id", another)
+    expect(status).to_have_text(re.compile(r"^Run "))  # this run's, not the page's "Last run"
 
 
 def result_row(page: Page, node_id: str) -> Locator:

@@ -89,9 +89,12 @@ export class RunPanel {
     await this.editor.run(input);
   }
 
+  // A status names the execution it describes (showExecution sets it), so that two runs ending in
+  // the same second with the same input still read as two outcomes; any other status names none.
   showStatus(text, kind) {
     this.status.className = `run-status ${kind || ""}`;
     this.status.textContent = text;
+    delete this.status.dataset.executionId;
   }
 
   // Each node's result of `execution`; `lead` names where the run comes from ("Run", "Last run").
