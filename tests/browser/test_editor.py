@@ -3,6 +3,8 @@ the node and field, deleted nodes in badges, run failures, mouse and arrow keys 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -128,6 +130,20 @@ def test_an_input_that_is_not_json_is_refused_before_running(author_page, monito
 
     expect(page.locator("#run-status")).to_contain_text("not valid JSON")
     assert monitor.executions.count() == 0
+
+
+def test_the_run_status_names_an_execution_only_while_it_shows_one(author_page, monitor):
+    page = author_page
+    open_editor(page, monitor.id)
+    run(page, '{"block": 1}')
+    status = page.locator("#run-status")
+    expect(status).to_have_attribute("data-execution-id", str(monitor.executions.get().id))
+
+    page.locator("#run-input").fill("{block: 2}")
+    page.locator("#btn-run").click()
+
+    expect(status).to_contain_text("not valid JSON")
+    expect(status).not_to_have_attribute("data-execution-id", re.compile("."))
 
 
 def test_the_menu_follows_arrow_keys_and_the_mouse(author_page, monitor):
