@@ -7,9 +7,13 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "keeperstate.settings")
+    if sys.argv[1:2] == ["serve"] and "--no-demo" not in sys.argv:
+        # `serve` is the demo's way in: it installs the demo app (here, before settings load) for
+        # itself and the processes it starts, which inherit the environment.
+        os.environ.setdefault("KEEPERSTATE_DEMO", "true")
     from django.core.management import execute_from_command_line
 
-    from keeperstate.database import exit_on_sigterm
+    from keeperstate.ops.database import exit_on_sigterm
 
     # SIGTERM (a supervisor, `kill`, Ctrl-C's sibling) exits through atexit like Ctrl-C does, so
     # runserver, the worker and every other command leave the embedded Postgres' list of users

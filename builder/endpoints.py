@@ -13,13 +13,13 @@ from django.http import HttpRequest, JsonResponse
 from builder.forms import normalise_graph
 from builder.http import json_endpoint, json_error, read_json
 from builder.references import reference_options
-from keeperstate.access import get_workflow_for
+from keeperstate.accounts.access import get_workflow_for
 from keeperstate.api.serializers import execution_as_dict
 from keeperstate.engine.validation import validate_graph
-from keeperstate.executions import run_workflow
-from keeperstate.models import WorkflowExecution
+from keeperstate.executions.models import WorkflowExecution
+from keeperstate.executions.service import run_workflow
 from keeperstate.secrets.store import secret_names
-from keeperstate.workflows import WorkflowInvalid, workflow_update
+from keeperstate.workflows.services import WorkflowInvalid, workflow_update
 
 
 @json_endpoint

@@ -15,10 +15,10 @@ from typing import Any, Literal
 from django import forms
 from django.core.exceptions import ValidationError
 
+from keeperstate.core.errors import CodedError
 from keeperstate.engine.references import TOKEN_RE, find_references
 from keeperstate.engine.registry import TRIGGERS, ConfigField, get_action
 from keeperstate.engine.validation import field_problem
-from keeperstate.errors import CodedError
 
 _MISSING = object()
 

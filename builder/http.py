@@ -8,8 +8,8 @@ from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 
-from keeperstate.errors import CodedError
-from keeperstate.inputs import BodyInvalid, read_json_request
+from keeperstate.core.errors import CodedError
+from keeperstate.core.inputs import BodyInvalid, read_json_request
 
 
 def wants_json(request: HttpRequest) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from keeperstate.core.errors import CodedError
 from keeperstate.engine.graph import Graph
 from keeperstate.engine.references import (
     SECRETS_LABEL,
@@ -22,7 +23,6 @@ from keeperstate.engine.references import (
     make_token,
 )
 from keeperstate.engine.registry import TRIGGERS, get_action
-from keeperstate.errors import CodedError
 
 MAX_SAMPLE_DEPTH = 3
 _UNSAFE_KEY_CHARS = set(".[]<>")

@@ -17,9 +17,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from keeperstate.access import organizations_of
-from keeperstate.errors import CodedError
-from keeperstate.models import Organization
+from keeperstate.accounts.access import organizations_of
+from keeperstate.accounts.models import Organization
+from keeperstate.core.errors import CodedError
 from keeperstate.secrets.names import MAX_SECRET_BYTES, check_name, check_value
 from keeperstate.secrets.store import secret_delete, secret_put, secrets_of
 

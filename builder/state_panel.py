@@ -15,7 +15,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 
 from builder.http import json_read_endpoint
-from keeperstate.access import get_workflow_for
+from keeperstate.accounts.access import get_workflow_for
 from keeperstate.state.selectors import org_usage, state_entries, state_history
 from keeperstate.state.store import StateScope
 from keeperstate.state.values import normalize_key

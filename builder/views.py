@@ -17,12 +17,13 @@ from django.views.decorators.http import require_GET, require_http_methods
 from builder.forms import ConfigForm, FormSpec, form_data, initial_values, spec_for_action, spec_for_trigger
 from builder.http import not_authenticated, read_json, wants_json
 from builder.palette import editor_catalogue, form_url, palette_groups
-from keeperstate.access import get_workflow_for, organizations_of, workflows_visible_to
+from keeperstate.accounts.access import get_workflow_for, organizations_of, workflows_visible_to
+from keeperstate.accounts.models import Organization
 from keeperstate.api.serializers import WorkflowOutput
+from keeperstate.core.errors import CodedError
 from keeperstate.engine.graph import Graph, GraphInvalid
-from keeperstate.errors import CodedError
-from keeperstate.models import Organization, WorkflowExecution
-from keeperstate.workflows import workflow_create
+from keeperstate.executions.models import WorkflowExecution
+from keeperstate.workflows.services import workflow_create
 
 
 class WorkflowCreateForm(forms.Form):

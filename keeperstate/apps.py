@@ -8,7 +8,7 @@ class KeeperStateConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from keeperstate import audit  # noqa: F401  (connects the login and membership receivers)
+        from keeperstate.audit import signals  # noqa: F401  (connects the login and membership receivers)
         from keeperstate.state.maintenance import sync_state_settings
 
         # The triggers read their settings from a table; every migrate brings it up to date.

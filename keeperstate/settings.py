@@ -10,8 +10,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from keeperstate.database import BASE_DIR, DATA_DIR, StartupError, database_config, ensure_data_dir
-from keeperstate.env import env_bool, env_int
+from keeperstate.ops.database import BASE_DIR, DATA_DIR, StartupError, database_config, ensure_data_dir
+from keeperstate.ops.env import env_bool, env_int
 
 
 def _generated_key(filename: str, make: Callable[[], str]) -> str:
@@ -78,13 +78,19 @@ INSTALLED_APPS = [
     "keeperstate.apps.KeeperStateConfig",
     "builder.apps.BuilderConfig",
 ]
+# The demo (keeperstate.demo): its organization, user and workflows, and the block feed and alert
+# sink its monitor calls. Off unless KEEPERSTATE_DEMO is on; `manage.py serve` turns it on unless
+# it is given --no-demo (README "Running in production" leaves it out).
+KEEPERSTATE_DEMO = env_bool("KEEPERSTATE_DEMO", False)
+if KEEPERSTATE_DEMO:
+    INSTALLED_APPS.append("keeperstate.demo.apps.DemoConfig")
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Static files straight after the security headers and before anything that reads a
     # session or the database: a stylesheet never waits on Postgres (ops).
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "keeperstate.middleware.DropMalformedCookies",
+    "keeperstate.web.middleware.DropMalformedCookies",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -254,13 +260,13 @@ from datetime import timedelta  # noqa: E402
 
 INSTALLED_APPS += ["axes", "knox", "csp"]
 MIDDLEWARE += [
-    "keeperstate.security.context.ActorMiddleware",  # services see who acts (audit log)
+    "keeperstate.web.middleware.ActorMiddleware",  # services see who acts (audit log)
     "csp.middleware.CSPMiddleware",
-    "keeperstate.security.headers.NoStoreMiddleware",
+    "keeperstate.web.middleware.NoStoreMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as django-axes requires
 ]
 AUTHENTICATION_BACKENDS = [
-    "keeperstate.security.lockout.LockoutBackend",  # axes: refuses a locked-out user or address first
+    "keeperstate.accounts.lockout.LockoutBackend",  # axes: refuses a locked-out user or address first
     "django.contrib.auth.backends.ModelBackend",
 ]
 
@@ -275,7 +281,7 @@ AXES_FAILURE_LIMIT = env_int("KEEPERSTATE_LOGIN_FAILURE_LIMIT", 10)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("KEEPERSTATE_LOGIN_COOLOFF_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one alone locks
 AXES_RESET_ON_SUCCESS = True
-AXES_CLIENT_IP_CALLABLE = "keeperstate.security.client.axes_client_ip"
+AXES_CLIENT_IP_CALLABLE = "keeperstate.core.clients.axes_client_ip"
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_VERBOSE = False

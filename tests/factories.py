@@ -6,7 +6,8 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 
-from keeperstate.models import Membership, Organization, Workflow
+from keeperstate.accounts.models import Membership, Organization
+from keeperstate.workflows.models import Workflow
 
 
 def make_org(slug: str) -> Organization:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from keeperstate.admin_display import count, expiry_text, run_link, size, usage_text
+from keeperstate.admin.display import count, expiry_text, run_link, size, usage_text
 from keeperstate.state.selectors import OrgUsage
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

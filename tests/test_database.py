@@ -46,7 +46,7 @@ def test_a_failed_start_says_why_in_one_line():
 
 
 def test_database_url_wins_over_the_embedded_server(monkeypatch):
-    from keeperstate import database
+    from keeperstate.ops import database
 
     monkeypatch.setenv("DATABASE_URL", "postgresql://ks:secret@db.example:6543/keeperstate")
 
@@ -57,7 +57,7 @@ def test_database_url_wins_over_the_embedded_server(monkeypatch):
 
 
 def test_prepared_statements_are_on_unless_switched_off(monkeypatch):
-    from keeperstate import database
+    from keeperstate.ops import database
 
     monkeypatch.delenv("KEEPERSTATE_DB_PREPARED_STATEMENTS", raising=False)
     options = database.database_config().get("OPTIONS", {})
@@ -73,7 +73,7 @@ def test_prepared_statements_are_on_unless_switched_off(monkeypatch):
 def test_a_statement_sent_a_fifth_time_is_prepared_on_the_connection():
     from django.db import connection
 
-    from keeperstate.access import _WORKFLOW_FOR_USER_SQL
+    from keeperstate.accounts.access import _WORKFLOW_FOR_USER_SQL
 
     def prepared() -> int:
         with connection.cursor() as cursor:

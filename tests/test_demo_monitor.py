@@ -8,12 +8,14 @@ import json
 import pytest
 from django.test import Client
 
-from keeperstate import demo_feed
-from keeperstate.demo import block_monitor_graph, ensure_demo, live_block_monitor_graph, point_demo_at
+from keeperstate.demo import feed as demo_feed
+from keeperstate.demo.graphs import block_monitor_graph, live_block_monitor_graph
+from keeperstate.demo.models import DemoAlert
+from keeperstate.demo.seeding import ensure_demo, point_demo_at
 from keeperstate.engine.validation import validate_graph
-from keeperstate.executions import run_workflow
-from keeperstate.models import DemoAlert, WorkflowState
+from keeperstate.executions.service import run_workflow
 from keeperstate.secrets.vault import SecretVault
+from keeperstate.state.models import WorkflowState
 
 
 @pytest.fixture
@@ -171,8 +173,8 @@ def test_racing_runs_on_one_new_block_alert_once(demo, clock):
 
 @pytest.mark.parametrize("spacing", ["as now", "as first seeded"])
 def test_a_monitor_seeded_input_driven_becomes_live_once_if_untouched(transactional_db, spacing):
-    from keeperstate.demo import LIVE_MONITOR_SEED
-    from keeperstate.models import DemoSeed
+    from keeperstate.demo.models import DemoSeed
+    from keeperstate.demo.seeding import LIVE_MONITOR_SEED
 
     # given: a database seeded before the live monitor (its graph, no live marker)
     _org, _user, workflow = ensure_demo(password=None)

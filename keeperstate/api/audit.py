@@ -7,11 +7,11 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from keeperstate.access import administered_organizations
+from keeperstate.accounts.access import administered_organizations
 from keeperstate.api.pagination import Pagination
 from keeperstate.api.schema import errors
 from keeperstate.api.views import JSONOnly
-from keeperstate.models import AuditEvent
+from keeperstate.audit.models import AuditEvent
 
 
 class AuditEventOutput(serializers.Serializer):

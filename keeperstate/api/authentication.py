@@ -12,7 +12,7 @@ And two changes of knox's behaviour, both for the cost of every API call:
   tokens on every request to delete the expired ones, a query per API call that grows with the
   user's tokens; the worker's housekeeping deletes expired tokens instead
   (keeperstate/executions/housekeeping.py).
-* The token and its user are read by one statement written once (keeperstate.rows), not by a
+* The token and its user are read by one statement written once (keeperstate.core.rows), not by a
   queryset Django compiles on every request. The checks on what it finds are knox's.
 """
 
@@ -36,7 +36,7 @@ from rest_framework import exceptions
 from rest_framework.request import Request
 
 from keeperstate.api.throttles import record_auth_failure
-from keeperstate.rows import Columns
+from keeperstate.core.rows import Columns
 
 TOKEN_SHAPE = re.compile(r"(?:ks_)?[0-9a-f]{64}|[0-9a-f]{40}")
 

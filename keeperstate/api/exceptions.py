@@ -21,7 +21,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from keeperstate.errors import CodedError
+from keeperstate.core.errors import CodedError
 
 logger = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from keeperstate.inputs import has_nul
+from keeperstate.core.text import has_nul
 
 NODE_SCHEMA = {
     "type": "object",

@@ -1,4 +1,4 @@
-"""The API's one request parser: DRF's JSON parser over keeperstate.inputs, the same hardened
+"""The API's one request parser: DRF's JSON parser over keeperstate.core.inputs, the same hardened
 reader the builder and the webhook use, so a body refused in one place is refused everywhere
 with the same code (PARSE_ERROR 400, REQUEST_TOO_LARGE 413, UNSUPPORTED_MEDIA_TYPE 415)."""
 
@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 from rest_framework import parsers
 
-from keeperstate.inputs import charset_of, parse_json_body
+from keeperstate.core.inputs import charset_of, parse_json_body
 
 
 class JSONParser(parsers.JSONParser):

@@ -1,6 +1,6 @@
 """Who may do what with a workflow they can see.
 
-Seeing is decided by keeperstate.access (another organization's workflow is a 404, never a
+Seeing is decided by keeperstate.accounts.access (another organization's workflow is a 404, never a
 403). Among the workflows a user sees, members read, create, edit and run; only owners and
 admins hard-delete, and a member who tries gets 403: the workflow is visible to them anyway.
 """
@@ -11,7 +11,7 @@ from typing import Any
 
 from rest_framework.permissions import BasePermission
 
-from keeperstate.access import can_hard_delete
+from keeperstate.accounts.access import can_hard_delete
 
 
 class HardDeleteByOwnersAndAdmins(BasePermission):

@@ -16,7 +16,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from keeperstate.access import organizations_of
+from keeperstate.accounts.access import organizations_of
 from keeperstate.api.authentication import api_authentication_classes
 from keeperstate.api.fields import TextField
 from keeperstate.api.metadata import ApiMetadata
@@ -24,8 +24,8 @@ from keeperstate.api.pagination import Pagination
 from keeperstate.api.parsers import JSONParser
 from keeperstate.api.schema import errors
 from keeperstate.api.serializers import WorkflowListQuery, _OrganizationInput
-from keeperstate.errors import CodedError
-from keeperstate.models import OrganizationSecret
+from keeperstate.core.errors import CodedError
+from keeperstate.secrets.models import OrganizationSecret
 from keeperstate.secrets.names import MAX_SECRET_BYTES, SecretNotFound, check_name, check_value
 from keeperstate.secrets.store import secret_delete, secret_put, secrets_of
 

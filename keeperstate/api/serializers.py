@@ -12,7 +12,8 @@ from typing import Any, cast, get_args
 from django.db.models import Q
 from rest_framework import serializers
 
-from keeperstate.access import default_organization, organizations_of
+from keeperstate.accounts.access import default_organization, organizations_of
+from keeperstate.accounts.models import Organization
 from keeperstate.api.fields import (
     JSONObjectField,
     NameField,
@@ -23,7 +24,8 @@ from keeperstate.api.fields import (
     nodes_field,
 )
 from keeperstate.engine.registry import FieldKind, all_actions
-from keeperstate.models import Organization, Workflow, WorkflowExecution
+from keeperstate.executions.models import WorkflowExecution
+from keeperstate.workflows.models import Workflow
 
 MAX_ID_DIGITS = 18  # a longer number cannot be a bigint id; it can still be a slug
 

@@ -12,8 +12,8 @@ from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
-from keeperstate.ratelimits import hit
-from keeperstate.security.client import client_address
+from keeperstate.core.clients import client_address
+from keeperstate.ratelimits.counters import hit
 
 PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 

@@ -1,5 +1,5 @@
 """Your API tokens: list (name, prefix, dates; never the token), create (the token is in this
-one answer only), revoke. Each is the keeperstate.tokens service behind a thin view."""
+one answer only), revoke. Each is the keeperstate.accounts.tokens service behind a thin view."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from keeperstate.accounts.tokens import MAX_EXPIRY_DAYS, MAX_NAME_LENGTH, create_token, revoke_token, tokens_of
 from keeperstate.api.fields import TextField
 from keeperstate.api.schema import errors
 from keeperstate.api.views import JSONOnly, validated
-from keeperstate.tokens import MAX_EXPIRY_DAYS, MAX_NAME_LENGTH, create_token, revoke_token, tokens_of
 
 
 class TokenOutput(serializers.Serializer):

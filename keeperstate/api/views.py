@@ -1,6 +1,6 @@
-"""API views: thin adapters from HTTP to keeperstate.access, keeperstate.workflows and the engine.
+"""API views: thin adapters from HTTP to keeperstate.accounts.access, keeperstate.workflows.services and the engine.
 
-Every workflow and execution is looked up through keeperstate.access, so another
+Every workflow and execution is looked up through keeperstate.accounts.access, so another
 organization's ids answer 404. No view reads or writes state: workflows reach their state only
 through their own runs (DESIGN.md §9).
 """
@@ -23,7 +23,7 @@ from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
-from keeperstate.access import get_execution_for, get_workflow_for, workflows_visible_to
+from keeperstate.accounts.access import get_execution_for, get_workflow_for, workflows_visible_to
 from keeperstate.api import serializers as s
 from keeperstate.api.authentication import api_authentication_classes
 from keeperstate.api.metadata import ApiMetadata
@@ -36,9 +36,10 @@ from keeperstate.engine.context import RunContext
 from keeperstate.engine.registry import TRIGGERS, all_actions
 from keeperstate.engine.runner import run_action
 from keeperstate.engine.validation import validate_graph
+from keeperstate.executions.models import WorkflowExecution
 from keeperstate.executions.service import Started, check_idempotency_key, start_run
-from keeperstate.models import Workflow, WorkflowExecution
-from keeperstate.workflows import (
+from keeperstate.workflows.models import Workflow
+from keeperstate.workflows.services import (
     rotate_webhook_secret,
     workflow_create,
     workflow_duplicate,

@@ -28,8 +28,9 @@ from keeperstate.api.parsers import JSONParser
 from keeperstate.api.schema import IDEMPOTENCY_KEY_HEADER, errors
 from keeperstate.api.throttles import WebhookThrottle
 from keeperstate.engine.runner import RunInputInvalid
+from keeperstate.executions.models import WorkflowExecution
 from keeperstate.executions.service import check_idempotency_key, start_run
-from keeperstate.models import Workflow, WorkflowExecution
+from keeperstate.workflows.models import Workflow
 
 SECRET_HEADER = "X-KeeperState-Secret"
 NOT_FOUND = "No active workflow answers at this address with that secret."

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from keeperstate.errors import CodedError
+from keeperstate.core.errors import CodedError
 
 logger = logging.getLogger(__name__)
 

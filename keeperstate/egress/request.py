@@ -13,9 +13,9 @@ from typing import Any
 import httpx
 from django.conf import settings
 
+from keeperstate.core.errors import CodedError
 from keeperstate.egress.policy import EgressBlocked, allow_entries
 from keeperstate.egress.transport import guarded_client
-from keeperstate.errors import CodedError
 
 logger = logging.getLogger(__name__)
 

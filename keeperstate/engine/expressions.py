@@ -12,7 +12,7 @@ import ast
 import operator
 from typing import Any
 
-from keeperstate.errors import CodedError
+from keeperstate.core.errors import CodedError
 
 MAX_EXPRESSION_LENGTH = 2000
 LITERAL_NAMES = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from keeperstate.core.errors import CodedError
 from keeperstate.engine.references import NODE_ID_RE
-from keeperstate.errors import CodedError
 
 
 class GraphInvalid(CodedError):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from keeperstate.errors import CodedError
+from keeperstate.core.errors import CodedError
 from keeperstate.secrets.vault import SecretUnavailable, SecretVault
 from keeperstate.state.values import coerce_editor_text
 

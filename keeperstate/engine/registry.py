@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from keeperstate.core.errors import CodedError
+from keeperstate.core.text import has_nul, text_problem
 from keeperstate.engine.schedules import OVERLAP_CHOICES, Schedule, check_cron, check_interval, check_timezone
-from keeperstate.errors import CodedError
-from keeperstate.inputs import has_nul, text_problem
 
 if TYPE_CHECKING:
     from keeperstate.engine.context import RunContext

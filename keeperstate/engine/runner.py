@@ -17,12 +17,12 @@ from typing import Any
 
 from django.db import DatabaseError
 
+from keeperstate.core.errors import CodedError
+from keeperstate.core.text import has_nul
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.graph import Graph
 from keeperstate.engine.references import Resolver, system_values
 from keeperstate.engine.registry import get_action
-from keeperstate.errors import CodedError
-from keeperstate.inputs import has_nul
 from keeperstate.secrets.redaction import redacting
 
 logger = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from cronsim import CronSim, CronSimError
 from django.conf import settings
 
-from keeperstate.errors import CodedError
+from keeperstate.core.errors import CodedError
 
 OVERLAP_CHOICES = ("skip", "allow")
 

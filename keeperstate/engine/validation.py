@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from keeperstate.core.errors import CodedError
+from keeperstate.core.text import has_nul, text_problem
 from keeperstate.engine.expressions import check_syntax
 from keeperstate.engine.graph import Graph, GraphInvalid
 from keeperstate.engine.references import (
@@ -18,8 +20,6 @@ from keeperstate.engine.references import (
     find_references,
 )
 from keeperstate.engine.registry import TRIGGERS, ActionDefinition, ConfigField, get_action
-from keeperstate.errors import CodedError
-from keeperstate.inputs import has_nul, text_problem
 from keeperstate.secrets.names import SECRET_NAME_RE
 
 
@@ -109,7 +109,7 @@ def validate_graph(nodes: Any, edges: Any) -> ValidationReport:
 
 
 def _check_text(graph: Graph, node_id: str, report: ValidationReport) -> None:
-    """The text rules every way in shares (keeperstate.inputs): ids and labels are names people
+    """The text rules every way in shares (keeperstate.core.inputs): ids and labels are names people
     read and reference, so no invisible or control characters (sample-input fields: the trigger's
     own check); and no U+0000 anywhere in the node, which Postgres jsonb cannot store."""
     if problem := text_problem(node_id):

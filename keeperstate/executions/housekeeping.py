@@ -6,7 +6,7 @@ workers at once (single UPDATE statements, idempotent).
   results it had recorded. It is never run again, since a state write may already have happened.
 - Idempotency keys are released after KEEPERSTATE_IDEMPOTENCY_HOURS.
 - State history of the keys marked due is trimmed to KEEPERSTATE_HISTORY_PER_KEY events (the
-  writes themselves no longer trim, see keeperstate/models/state_sql.py).
+  writes themselves no longer trim, see keeperstate/state/sql.py).
 - Expired API tokens are deleted (a request only checks the token it presents, see
   keeperstate/api/authentication.py).
 - Jobs of dead workers are handed back to the queue by the worker command itself (it needs
@@ -20,7 +20,8 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from keeperstate.models import ApiToken, WorkflowExecution
+from keeperstate.accounts.models import ApiToken
+from keeperstate.executions.models import WorkflowExecution
 from keeperstate.state.maintenance import trim_history
 
 Status = WorkflowExecution.Status

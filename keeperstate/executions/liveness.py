@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 from django.utils import timezone
 
-from keeperstate.models import WorkflowExecution
+from keeperstate.executions.models import WorkflowExecution
 
 logger = logging.getLogger(__name__)
 

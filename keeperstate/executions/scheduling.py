@@ -15,9 +15,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from keeperstate.engine.schedules import schedule_of
+from keeperstate.executions.models import WorkflowExecution
 from keeperstate.executions.service import record_skipped, start_run
-from keeperstate.models import Workflow, WorkflowExecution
-from keeperstate.ratelimits import Throttled
+from keeperstate.ratelimits.counters import Throttled
+from keeperstate.workflows.models import Workflow
 
 logger = logging.getLogger(__name__)
 

@@ -18,13 +18,14 @@ from typing import Any
 from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
+from keeperstate.core.errors import CodedError
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.runner import RunOutcome, check_input, run_graph
-from keeperstate.errors import CodedError
 from keeperstate.executions.liveness import heartbeating
-from keeperstate.models import Workflow, WorkflowExecution
-from keeperstate.ratelimits import check_org_run_rate
+from keeperstate.executions.models import WorkflowExecution
+from keeperstate.ratelimits.counters import check_org_run_rate
 from keeperstate.state.store import one_key_transaction
+from keeperstate.workflows.models import Workflow
 
 logger = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """workflow_state's triggers as plain Postgres triggers, and history trimmed off the write path.
 
-* The same bodies as before (keeperstate/models/state_sql.py) without pgtrigger's wrapper:
+* The same bodies as before (keeperstate/state/sql.py) without pgtrigger's wrapper:
   ``_pgtrigger_should_ignore`` opened a subtransaction and caught an error on every trigger call.
 * The history trigger no longer trims: every 16th version marks the key in
   ``workflow_state_history_due``, and ``keeperstate_trim_history`` (worker housekeeping, the
@@ -13,12 +13,193 @@
 import pgtrigger.migrations
 from django.db import migrations, models
 
-from keeperstate.models.state_sql import (
-    DROP_TRIM_HISTORY_FUNCTION_SQL,
-    DROP_STATE_TRIGGERS_SQL,
-    TRIM_HISTORY_FUNCTION_SQL,
-    STATE_TRIGGERS_SQL,
-)
+# The SQL as this migration installed it (keeperstate/models/state_sql.py at commit 2dcbb6a), frozen here:
+# keeperstate/state/sql.py is the current version and may change; what an old migration installs
+# must not (tests/state/test_migration_sql.py holds the database equal to the current version).
+
+TRIM_HISTORY_FUNCTION_SQL = """
+CREATE OR REPLACE FUNCTION keeperstate_trim_history(p_limit integer) RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+    d record;
+    n integer := 0;
+BEGIN
+    FOR d IN
+        WITH picked AS MATERIALIZED (
+            SELECT workflow_id, key FROM workflow_state_history_due LIMIT p_limit FOR UPDATE SKIP LOCKED
+        )
+        DELETE FROM workflow_state_history_due h USING picked p
+         WHERE h.workflow_id = p.workflow_id AND h.key = p.key
+        RETURNING h.workflow_id, h.key
+    LOOP
+        DELETE FROM workflow_state_event
+         WHERE id IN (SELECT e.id FROM workflow_state_event e
+                       WHERE e.workflow_id = d.workflow_id AND e.key = d.key
+                       ORDER BY e.id DESC
+                      OFFSET COALESCE((SELECT s.value FROM keeperstate_setting s
+                                        WHERE s.name = 'history_per_key'), 50));
+        n := n + 1;
+    END LOOP;
+    RETURN n;
+END;
+$$;
+"""
+
+DROP_TRIM_HISTORY_FUNCTION_SQL = """DROP FUNCTION keeperstate_trim_history(integer);"""
+
+STATE_TRIGGERS_SQL = """
+CREATE OR REPLACE FUNCTION keeperstate_state_version_bump() RETURNS trigger LANGUAGE plpgsql AS $$
+
+BEGIN
+
+    NEW.version := OLD.version + 1;
+    NEW.updated_at := now();
+    RETURN NEW;
+
+END;
+$$;
+CREATE OR REPLACE TRIGGER keeperstate_state_version_bump BEFORE UPDATE OF value, expires_at ON workflow_state FOR EACH ROW
+    EXECUTE FUNCTION keeperstate_state_version_bump();
+
+
+CREATE OR REPLACE FUNCTION keeperstate_state_version_start() RETURNS trigger LANGUAGE plpgsql AS $$
+
+BEGIN
+
+    NEW.version := COALESCE(
+        (SELECT t.last_version FROM workflow_state_tombstone t
+          WHERE t.workflow_id = NEW.workflow_id AND t.key = NEW.key),
+        0) + 1;
+    RETURN NEW;
+
+END;
+$$;
+CREATE OR REPLACE TRIGGER keeperstate_state_version_start BEFORE INSERT ON workflow_state FOR EACH ROW
+    EXECUTE FUNCTION keeperstate_state_version_start();
+
+
+CREATE OR REPLACE FUNCTION keeperstate_state_history() RETURNS trigger LANGUAGE plpgsql AS $$
+
+BEGIN
+
+    IF TG_OP = 'UPDATE' THEN
+        IF NEW.version = OLD.version THEN
+            RETURN NULL;
+        END IF;
+    ELSIF TG_OP = 'DELETE' THEN
+        IF NOT EXISTS (SELECT 1 FROM workflow w WHERE w.id = OLD.workflow_id) THEN
+            RETURN NULL;
+        END IF;
+        INSERT INTO workflow_state_tombstone (workflow_id, key, last_version)
+        VALUES (OLD.workflow_id, OLD.key, OLD.version)
+        ON CONFLICT (workflow_id, key) DO UPDATE
+           SET last_version = GREATEST(workflow_state_tombstone.last_version, EXCLUDED.last_version);
+        IF EXISTS (SELECT 1 FROM workflow_state_event e
+                    WHERE e.workflow_id = OLD.workflow_id AND e.key = OLD.key
+                      AND e.operation = 'delete' AND e.old_version = OLD.version) THEN
+            RETURN NULL;
+        END IF;
+    END IF;
+    INSERT INTO workflow_state_event
+        (workflow_id, key, operation, old_value, new_value, old_version, new_version, execution_id, created_at)
+    VALUES (
+        COALESCE(NEW.workflow_id, OLD.workflow_id),
+        COALESCE(NEW.key, OLD.key),
+        lower(TG_OP),
+        CASE WHEN TG_OP = 'INSERT' THEN NULL ELSE OLD.value END,
+        CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.value END,
+        CASE WHEN TG_OP = 'INSERT' THEN NULL ELSE OLD.version END,
+        CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.version END,
+        CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.updated_by_execution_id END,
+        clock_timestamp()
+    );
+    IF TG_OP <> 'DELETE' AND NEW.version % 16 = 0 THEN
+        IF NEW.version % 256 = 0 THEN
+        DELETE FROM workflow_state_event
+         WHERE id IN (SELECT e.id FROM workflow_state_event e
+                       WHERE e.workflow_id = NEW.workflow_id AND e.key = NEW.key
+                       ORDER BY e.id DESC
+                      OFFSET COALESCE((SELECT s.value FROM keeperstate_setting s
+                                        WHERE s.name = 'history_per_key'), 50));
+        ELSE
+            INSERT INTO workflow_state_history_due (workflow_id, key) VALUES (NEW.workflow_id, NEW.key)
+            ON CONFLICT DO NOTHING;
+        END IF;
+    END IF;
+    RETURN NULL;
+
+END;
+$$;
+CREATE OR REPLACE TRIGGER keeperstate_state_history AFTER INSERT OR UPDATE OR DELETE ON workflow_state FOR EACH ROW
+    EXECUTE FUNCTION keeperstate_state_history();
+
+
+CREATE OR REPLACE FUNCTION keeperstate_state_usage_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+
+BEGIN
+
+    INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)
+    SELECT organization_id, (pg_backend_pid() % 32), count(*), sum(size_bytes) FROM new_rows
+     GROUP BY organization_id ORDER BY organization_id
+    ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys + EXCLUDED.keys, bytes = u.bytes + EXCLUDED.bytes;
+    INSERT INTO workflow_state_usage AS u (workflow_id, keys)
+    SELECT workflow_id, count(*) FROM new_rows GROUP BY workflow_id ORDER BY workflow_id
+    ON CONFLICT (workflow_id) DO UPDATE SET keys = u.keys + EXCLUDED.keys;
+    RETURN NULL;
+
+END;
+$$;
+CREATE OR REPLACE TRIGGER keeperstate_state_usage_insert AFTER INSERT ON workflow_state REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION keeperstate_state_usage_insert();
+
+
+CREATE OR REPLACE FUNCTION keeperstate_state_usage_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE r record;
+BEGIN
+
+    INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)
+    SELECT d.organization_id, (32 + pg_backend_pid() % 32), -count(*), -sum(d.size_bytes) FROM old_rows d
+     WHERE EXISTS (SELECT 1 FROM organization o WHERE o.id = d.organization_id)
+     GROUP BY d.organization_id ORDER BY d.organization_id
+    ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys + EXCLUDED.keys, bytes = u.bytes + EXCLUDED.bytes;
+    FOR r IN SELECT workflow_id, count(*) AS n FROM old_rows GROUP BY workflow_id ORDER BY workflow_id LOOP
+        UPDATE workflow_state_usage SET keys = keys - r.n WHERE workflow_id = r.workflow_id;
+    END LOOP;
+    RETURN NULL;
+
+END;
+$$;
+CREATE OR REPLACE TRIGGER keeperstate_state_usage_delete AFTER DELETE ON workflow_state REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION keeperstate_state_usage_delete();
+
+
+CREATE OR REPLACE FUNCTION keeperstate_state_usage_update() RETURNS trigger LANGUAGE plpgsql AS $$
+
+BEGIN
+
+    INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)
+    SELECT c.org, CASE WHEN sum(c.keys) > 0 OR sum(c.bytes) > 0 THEN (pg_backend_pid() % 32) ELSE (32 + pg_backend_pid() % 32) END,
+           sum(c.keys), sum(c.bytes)
+      FROM (VALUES (OLD.organization_id, -1, -OLD.size_bytes), (NEW.organization_id, 1, NEW.size_bytes))
+           AS c (org, keys, bytes)
+     WHERE EXISTS (SELECT 1 FROM organization o WHERE o.id = c.org)
+     GROUP BY c.org ORDER BY c.org
+    ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys + EXCLUDED.keys, bytes = u.bytes + EXCLUDED.bytes;
+    RETURN NULL;
+
+END;
+$$;
+CREATE OR REPLACE TRIGGER keeperstate_state_usage_update AFTER UPDATE ON workflow_state FOR EACH ROW WHEN (OLD."size_bytes" IS DISTINCT FROM NEW."size_bytes" OR OLD."organization_id" IS DISTINCT FROM NEW."organization_id")
+    EXECUTE FUNCTION keeperstate_state_usage_update();
+"""
+
+DROP_STATE_TRIGGERS_SQL = """DROP TRIGGER keeperstate_state_version_bump ON workflow_state; DROP FUNCTION keeperstate_state_version_bump();
+DROP TRIGGER keeperstate_state_version_start ON workflow_state; DROP FUNCTION keeperstate_state_version_start();
+DROP TRIGGER keeperstate_state_history ON workflow_state; DROP FUNCTION keeperstate_state_history();
+DROP TRIGGER keeperstate_state_usage_insert ON workflow_state; DROP FUNCTION keeperstate_state_usage_insert();
+DROP TRIGGER keeperstate_state_usage_delete ON workflow_state; DROP FUNCTION keeperstate_state_usage_delete();
+DROP TRIGGER keeperstate_state_usage_update ON workflow_state; DROP FUNCTION keeperstate_state_usage_update();"""
+
 
 
 class Migration(migrations.Migration):

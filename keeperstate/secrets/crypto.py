@@ -12,7 +12,7 @@ from functools import cache
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
 
-from keeperstate.errors import CodedError
+from keeperstate.core.errors import CodedError
 
 
 class SecretUndecryptable(CodedError):

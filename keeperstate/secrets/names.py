@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from keeperstate.errors import CodedError
+from keeperstate.core.errors import CodedError
 
 SECRET_NAME_RE = re.compile(r"^[A-Za-z0-9_]{1,64}$")
 MAX_SECRET_BYTES = 8192

@@ -7,9 +7,10 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from keeperstate.audit import audit
-from keeperstate.models import Organization, OrganizationSecret
+from keeperstate.accounts.models import Organization
+from keeperstate.audit.log import audit
 from keeperstate.secrets.crypto import encrypt
+from keeperstate.secrets.models import OrganizationSecret
 from keeperstate.secrets.names import MAX_SECRETS_PER_ORGANIZATION, SecretLimit, check_name, check_value
 
 

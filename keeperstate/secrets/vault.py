@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from keeperstate.models import OrganizationSecret
 from keeperstate.secrets.crypto import decrypt
+from keeperstate.secrets.models import OrganizationSecret
 from keeperstate.secrets.redaction import contains_secret, redact
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from keeperstate.errors import CodedError
+from keeperstate.core.errors import CodedError
 
 
 class StateError(CodedError):

@@ -16,9 +16,9 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 
-from keeperstate.audit import audit
-from keeperstate.models import WorkflowState
+from keeperstate.audit.log import audit
 from keeperstate.state.db import logged_delete_sql, storage_errors
+from keeperstate.state.models import WorkflowState
 from keeperstate.state.values import encode_value
 
 SWEEP_SQL = logged_delete_sql(

@@ -13,9 +13,10 @@ from django.db import connection
 from django.db.models import Q
 from django.db.models.functions import Now
 
-from keeperstate.models import Workflow, WorkflowState, WorkflowStateEvent
 from keeperstate.state.db import iso, storage_errors
+from keeperstate.state.models import WorkflowState, WorkflowStateEvent
 from keeperstate.state.store import StateScope
+from keeperstate.workflows.models import Workflow
 
 
 def count_expired() -> int:

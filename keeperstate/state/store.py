@@ -1,7 +1,7 @@
 """The state store: the only code that reads or writes workflow state.
 
 Every caller (the State actions, Django admin, the sweeper, the benchmark) goes through these
-functions. Versions are computed by the database triggers (keeperstate/models/state.py), never
+functions. Versions are computed by the database triggers (keeperstate/state/models.py), never
 here, the history trigger records every change, and usage counters follow every write.
 
 Three paths, so the limits are exact under concurrency and each write is as few round trips as
@@ -100,7 +100,7 @@ _SCOPE = "organization_id = %(org)s AND workflow_id = %(wf)s"
 _KEY = f"{_SCOPE} AND key = %(key)s"
 # now() + NULL * interval is NULL: no TTL, no expiry.
 _EXPIRY = "now() + %(ttl)s * interval '1 second'"
-# The version bump the trigger would make (keeperstate/models/state_sql.py, VERSION_BUMP_WHEN):
+# The version bump the trigger would make (keeperstate/state/sql.py, VERSION_BUMP_WHEN):
 # written here, the trigger's function is not called.
 _BUMP = "version = version + 1, updated_at = now()"
 _SET_ROW = f"expires_at = {_EXPIRY}, updated_by_execution_id = %(execution)s, {_BUMP}"

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.conf import settings
 
-from keeperstate.inputs import text_problem
+from keeperstate.core.text import text_problem
 from keeperstate.state.errors import (
     StateInvalidExpectedVersion,
     StateInvalidKey,
@@ -31,7 +31,7 @@ _ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 
 def normalize_key(key: Any) -> str:
     """A key is text of 1–256 characters after trimming, every character visible: no controls,
-    format or separator characters (keeperstate.inputs.text_problem)."""
+    format or separator characters (keeperstate.core.text.text_problem)."""
     if isinstance(key, bool) or not isinstance(key, str | int):
         raise StateInvalidKey("The state key must be text, for example 'cursor'.", field="key")
     text = str(key).strip()

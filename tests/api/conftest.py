@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from keeperstate.executions import run_workflow
-from keeperstate.tokens import create_token
+from keeperstate.accounts.tokens import create_token
+from keeperstate.executions.service import run_workflow
 from tests.factories import make_user
 
 

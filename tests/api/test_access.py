@@ -1,4 +1,4 @@
-"""The reads on every request's path that are written once as SQL (keeperstate.rows) find what
+"""The reads on every request's path that are written once as SQL (keeperstate.core.rows) find what
 their querysets find: the workflow a user may see, and a token with its user."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.http import Http404
 
-from keeperstate.access import get_workflow_for, workflows_visible_to
+from keeperstate.accounts.access import get_workflow_for, workflows_visible_to
+from keeperstate.accounts.models import ApiToken, Membership
+from keeperstate.accounts.tokens import create_token
 from keeperstate.api.authentication import tokens_with_key
-from keeperstate.models import ApiToken, Membership
-from keeperstate.tokens import create_token
 from tests.factories import make_user, make_workflow
 
 pytestmark = pytest.mark.django_db

@@ -8,8 +8,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils.crypto import get_random_string
 
-from keeperstate.models import Workflow
-from keeperstate.tokens import create_token
+from keeperstate.accounts.tokens import create_token
+from keeperstate.workflows.models import Workflow
 from tests.api.conftest import json_client, token_client
 from tests.factories import make_user
 

@@ -7,7 +7,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from keeperstate.models import ApiToken
+from keeperstate.accounts.models import ApiToken
 from tests.api.conftest import json_client
 from tests.factories import make_user
 

@@ -10,9 +10,9 @@ from django.db import DataError
 from rest_framework import exceptions
 
 from keeperstate.api.exceptions import exception_handler
-from keeperstate.errors import CodedError
-from keeperstate.models import Workflow
+from keeperstate.core.errors import CodedError
 from keeperstate.state.errors import StateVersionConflict
+from keeperstate.workflows.models import Workflow
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,9 @@ import uuid
 
 import pytest
 
-from keeperstate.models import Workflow, WorkflowExecution, WorkflowState
+from keeperstate.executions.models import WorkflowExecution
+from keeperstate.state.models import WorkflowState
+from keeperstate.workflows.models import Workflow
 from tests.api.conftest import token_client
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("foreign_run")]

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from keeperstate.executions import run_workflow
-from keeperstate.models import Workflow, WorkflowExecution, WorkflowState
+from keeperstate.executions.models import WorkflowExecution
+from keeperstate.executions.service import run_workflow
+from keeperstate.state.models import WorkflowState
+from keeperstate.workflows.models import Workflow
 from tests.api.conftest import token_client
 
 pytestmark = pytest.mark.django_db

@@ -28,9 +28,9 @@ from hypothesis import HealthCheck, settings
 from schemathesis.config import SchemathesisConfig
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from keeperstate.demo import block_monitor_graph
-from keeperstate.executions import run_workflow
-from keeperstate.tokens import create_token
+from keeperstate.accounts.tokens import create_token
+from keeperstate.demo.graphs import block_monitor_graph
+from keeperstate.executions.service import run_workflow
 from tests.factories import make_workflow
 
 RAW_SCHEMA = json.loads(OpenApiJsonRenderer().render(SchemaGenerator().get_schema(request=None, public=True)))

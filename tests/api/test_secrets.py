@@ -7,7 +7,7 @@ import json
 import pytest
 from rest_framework.test import APIClient
 
-from keeperstate.models import OrganizationSecret
+from keeperstate.secrets.models import OrganizationSecret
 from keeperstate.secrets.store import secret_put
 from tests.factories import make_user
 
@@ -98,7 +98,7 @@ def test_another_organizations_secrets_are_invisible(client, other_org):
 
 
 def test_organization_chooses_among_several(client, user, other_org):
-    from keeperstate.models import Membership
+    from keeperstate.accounts.models import Membership
 
     Membership.objects.create(user=user, organization=other_org)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from keeperstate.executions import run_workflow
+from keeperstate.executions.service import run_workflow
 from tests.browser.axe import axe_violations
 from tests.browser.conftest import log_in
 from tests.browser.helpers import card, open_editor

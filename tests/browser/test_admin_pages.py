@@ -9,8 +9,8 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from keeperstate.executions import run_workflow
-from keeperstate.models import WorkflowState
+from keeperstate.executions.service import run_workflow
+from keeperstate.state.models import WorkflowState
 from tests.factories import make_workflow
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from keeperstate.models import Workflow, WorkflowState
+from keeperstate.state.models import WorkflowState
+from keeperstate.workflows.models import Workflow
 from tests.browser.helpers import (
     add_from_palette,
     card,

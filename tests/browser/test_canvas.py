@@ -9,7 +9,7 @@ import itertools
 import pytest
 from playwright.sync_api import expect
 
-from keeperstate.models import Workflow
+from keeperstate.workflows.models import Workflow
 from tests.browser.helpers import (
     accept_next_dialog,
     add_from_palette,

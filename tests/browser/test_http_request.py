@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from keeperstate import demo_feed
-from keeperstate.demo import ensure_demo
-from keeperstate.models import Membership, Workflow
+from keeperstate.accounts.models import Membership
+from keeperstate.demo import feed as demo_feed
+from keeperstate.demo.seeding import ensure_demo
 from keeperstate.secrets.store import secret_put
+from keeperstate.workflows.models import Workflow
 from tests.browser.helpers import (
     add_from_palette,
     create_workflow,

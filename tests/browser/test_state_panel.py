@@ -9,8 +9,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from keeperstate.models import WorkflowState
 from keeperstate.state.maintenance import admin_update
+from keeperstate.state.models import WorkflowState
 from keeperstate.state.store import StateScope, state_set
 from tests.browser.helpers import (
     add_from_palette,

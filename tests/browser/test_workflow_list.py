@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from keeperstate.executions import run_workflow
-from keeperstate.models import Workflow, WorkflowState
+from keeperstate.executions.service import run_workflow
+from keeperstate.state.models import WorkflowState
+from keeperstate.workflows.models import Workflow
 from tests.browser.helpers import accept_next_dialog, log_in_as
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

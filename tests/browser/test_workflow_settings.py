@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from keeperstate.workflows import workflow_create
+from keeperstate.workflows.services import workflow_create
 from tests.browser.helpers import open_editor, select_node
 from tests.executions.graphs import counter_graph
 

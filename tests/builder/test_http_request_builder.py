@@ -8,8 +8,8 @@ import json
 import pytest
 
 from builder.forms import normalise_graph
-from keeperstate.executions import run_workflow
-from keeperstate.models import OrganizationSecret
+from keeperstate.executions.service import run_workflow
+from keeperstate.secrets.models import OrganizationSecret
 from keeperstate.secrets.store import secret_put
 from tests.builder.test_references import chain, node, trigger
 from tests.factories import make_workflow

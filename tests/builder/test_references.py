@@ -7,11 +7,11 @@ import json
 import pytest
 
 from builder.references import reference_options
-from keeperstate.demo import block_monitor_graph
+from keeperstate.core.errors import CodedError
+from keeperstate.demo.graphs import block_monitor_graph
 from keeperstate.engine.registry import all_actions, get_action
-from keeperstate.errors import CodedError
-from keeperstate.executions import run_workflow
-from keeperstate.models import WorkflowState
+from keeperstate.executions.service import run_workflow
+from keeperstate.state.models import WorkflowState
 from tests.factories import make_workflow
 
 URL = "/builder/references/"

@@ -19,7 +19,7 @@ import pytest
 
 from builder.references import reference_options
 from keeperstate.engine.validation import validate_graph
-from keeperstate.workflows import workflow_update
+from keeperstate.workflows.services import workflow_update
 
 pytestmark = pytest.mark.django_db
 

@@ -7,9 +7,9 @@ import json
 import pytest
 from django.conf import settings
 
-from keeperstate.executions import run_workflow
-from keeperstate.models import WorkflowState
+from keeperstate.executions.service import run_workflow
 from keeperstate.state.maintenance import admin_update
+from keeperstate.state.models import WorkflowState
 from keeperstate.state.store import StateScope, state_delete, state_increment, state_set
 from tests.state.test_store import expire
 

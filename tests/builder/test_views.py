@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from keeperstate.models import Workflow, WorkflowState
+from keeperstate.state.models import WorkflowState
+from keeperstate.workflows.models import Workflow
 
 pytestmark = pytest.mark.django_db
 

@@ -15,10 +15,13 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from keeperstate.database import database_url
-from keeperstate.demo import MONITOR_NAME, block_monitor_graph, ensure_demo, live_block_monitor_graph
-from keeperstate.models import Membership, Workflow, WorkflowState
+from keeperstate.accounts.models import Membership
+from keeperstate.demo.graphs import block_monitor_graph, live_block_monitor_graph
+from keeperstate.demo.seeding import MONITOR_NAME, ensure_demo
+from keeperstate.ops.database import database_url
+from keeperstate.state.models import WorkflowState
 from keeperstate.state.store import state_set
+from keeperstate.workflows.models import Workflow
 
 pytestmark = pytest.mark.django_db
 

@@ -5,20 +5,20 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 
-from keeperstate.demo import (
+from keeperstate.demo.graphs import block_monitor_graph, live_block_monitor_graph
+from keeperstate.demo.models import DemoSeed
+from keeperstate.demo.seeding import (
     ALERTS_SEED,
     DEMO_WORKFLOWS,
     LIVE_MONITOR_SEED,
     MONITOR_NAME,
     RESPACE_SEED,
     DemoWorkflow,
-    block_monitor_graph,
-    live_block_monitor_graph,
     seed_demo,
 )
 from keeperstate.engine.validation import validate_graph
-from keeperstate.models import DemoSeed, Workflow
-from keeperstate.workflows import workflow_hard_delete
+from keeperstate.workflows.models import Workflow
+from keeperstate.workflows.services import workflow_hard_delete
 
 pytestmark = pytest.mark.django_db
 

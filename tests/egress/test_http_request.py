@@ -6,7 +6,7 @@ import pytest
 
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.runner import run_action
-from keeperstate.executions import run_workflow
+from keeperstate.executions.service import run_workflow
 from tests.factories import make_workflow
 
 

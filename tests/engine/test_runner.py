@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from keeperstate.executions import run_workflow
-from keeperstate.models import WorkflowState
+from keeperstate.executions.service import run_workflow
+from keeperstate.state.models import WorkflowState
 from tests.factories import make_workflow
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from keeperstate.demo import block_monitor_graph
+from keeperstate.demo.graphs import block_monitor_graph
 from keeperstate.engine.validation import validate_graph
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from keeperstate.models import WorkflowExecution
+from keeperstate.executions.models import WorkflowExecution
 from tests.api.conftest import token_client
 from tests.executions.graphs import counter_graph
 from tests.factories import make_workflow

@@ -9,9 +9,9 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from keeperstate.executions.models import WorkflowExecution
 from keeperstate.executions.scheduling import schedule_due
-from keeperstate.models import WorkflowExecution
-from keeperstate.workflows import workflow_create, workflow_set_active, workflow_update
+from keeperstate.workflows.services import workflow_create, workflow_set_active, workflow_update
 from tests.executions.graphs import counter_graph
 
 pytestmark = pytest.mark.django_db

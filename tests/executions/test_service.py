@@ -12,9 +12,10 @@ from django.utils import timezone
 from keeperstate.engine import runner
 from keeperstate.executions import service
 from keeperstate.executions.housekeeping import interrupt_stale_runs, release_idempotency_keys
+from keeperstate.executions.models import WorkflowExecution
 from keeperstate.executions.service import WorkflowDeletedDuringRun, run_queued, start_run
-from keeperstate.models import WorkflowExecution, WorkflowState
-from keeperstate.workflows import workflow_hard_delete
+from keeperstate.state.models import WorkflowState
+from keeperstate.workflows.services import workflow_hard_delete
 from tests.executions.graphs import counter_graph
 from tests.factories import make_workflow
 

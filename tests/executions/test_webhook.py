@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from keeperstate.models import WorkflowExecution
+from keeperstate.executions.models import WorkflowExecution
 from tests.api.conftest import json_client
 from tests.executions.graphs import counter_graph
 from tests.factories import make_workflow

@@ -27,7 +27,7 @@ import psycopg
 import pytest
 from django.db import connection
 
-from keeperstate.database import database_url
+from keeperstate.ops.database import database_url
 from tests.executions.graphs import counter_graph
 from tests.faults.load import Load
 from tests.ops.serving import (

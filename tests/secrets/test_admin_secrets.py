@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from keeperstate.models import OrganizationSecret
+from keeperstate.secrets.models import OrganizationSecret
 from keeperstate.secrets.store import secret_put
 from keeperstate.secrets.vault import SecretVault
 

@@ -9,11 +9,11 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from keeperstate.executions import run_workflow
-from keeperstate.models import WorkflowState
+from keeperstate.executions.service import run_workflow
 from keeperstate.secrets.redaction import REDACTED, RedactSecrets, redacting
 from keeperstate.secrets.store import secret_put
 from keeperstate.secrets.vault import SecretVault
+from keeperstate.state.models import WorkflowState
 from tests.egress.test_http_request import chain
 from tests.factories import make_workflow
 

@@ -3,7 +3,7 @@ webhook). Import it from any suite:
 
     from tests.security.corpus import BAD_BODIES, BAD_TEXTS, kitchen_sink, assert_refused
 
-``BAD_BODIES`` are refused by the one body reader (keeperstate.inputs) before any endpoint sees
+``BAD_BODIES`` are refused by the one body reader (keeperstate.core.inputs) before any endpoint sees
 them: each names the status and code every endpoint must answer. ``BAD_TEXTS`` parse as JSON but
 hold text no name, label, key or stored value may carry; ``kitchen_sink(text)`` places one in
 every field an endpoint might read (name, labels, node ids, sample input, run input, keys,

@@ -8,9 +8,11 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 from django.urls import reverse
 
-from keeperstate.audit import audit
-from keeperstate.executions import run_workflow
-from keeperstate.models import AuditEvent, Organization, WorkflowState
+from keeperstate.accounts.models import Organization
+from keeperstate.audit.log import audit
+from keeperstate.audit.models import AuditEvent
+from keeperstate.executions.service import run_workflow
+from keeperstate.state.models import WorkflowState
 from tests.factories import make_user
 
 pytestmark = pytest.mark.django_db

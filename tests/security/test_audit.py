@@ -11,8 +11,10 @@ from django.db import DatabaseError, connection, transaction
 from django.test import Client
 from django.urls import reverse
 
-from keeperstate.audit import audit
-from keeperstate.models import AuditEvent, Membership, WorkflowState
+from keeperstate.accounts.models import Membership
+from keeperstate.audit.log import audit
+from keeperstate.audit.models import AuditEvent
+from keeperstate.state.models import WorkflowState
 from keeperstate.state.store import state_set
 from tests.api.conftest import token_client
 from tests.factories import make_user

@@ -12,7 +12,9 @@ import json
 import pytest
 from django.test import Client
 
-from keeperstate.models import Workflow, WorkflowExecution, WorkflowState
+from keeperstate.executions.models import WorkflowExecution
+from keeperstate.state.models import WorkflowState
+from keeperstate.workflows.models import Workflow
 from tests.api.conftest import token_client
 from tests.security.corpus import BAD_BODIES, BAD_TEXTS, BadBody, assert_refused, kitchen_sink
 
@@ -140,7 +142,7 @@ def test_the_workflow_list_form_refuses_an_invisible_name(client_as_alice_html, 
 
 
 def test_a_smaller_limit_for_one_endpoint_is_413(rf):
-    from keeperstate.inputs import BodyTooLarge, read_json_request
+    from keeperstate.core.inputs import BodyTooLarge, read_json_request
 
     request = rf.post("/hooks/x/", json.dumps({"pad": "p" * 300}), content_type="application/json")
 

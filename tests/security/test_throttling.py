@@ -12,8 +12,8 @@ from axes.utils import reset
 from django.db import connection
 from django.test import Client
 
-from keeperstate.models import WorkflowExecution
-from keeperstate.ratelimits import Throttled, check_org_run_rate, hit
+from keeperstate.executions.models import WorkflowExecution
+from keeperstate.ratelimits.counters import Throttled, check_org_run_rate, hit
 from tests.api.conftest import json_client, token_client
 
 pytestmark = pytest.mark.django_db

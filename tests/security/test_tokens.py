@@ -8,8 +8,9 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from keeperstate.models import ApiToken, AuditEvent
-from keeperstate.tokens import create_token
+from keeperstate.accounts.models import ApiToken
+from keeperstate.accounts.tokens import create_token
+from keeperstate.audit.models import AuditEvent
 from tests.api.conftest import json_client, token_client
 from tests.factories import make_user
 

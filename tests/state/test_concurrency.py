@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from keeperstate.models import WorkflowState
 from keeperstate.state.errors import StateKeyLimit, StateVersionConflict
+from keeperstate.state.models import WorkflowState
 from keeperstate.state.store import state_get, state_set
 from tests.threads import run_together
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from keeperstate.models import WorkflowState
 from keeperstate.state.errors import StateInvalidValue, StateKeyLimit, StateVersionConflict
+from keeperstate.state.models import WorkflowState
 from keeperstate.state.store import state_delete, state_get, state_increment, state_set
 from tests.state.test_store import expire
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from keeperstate.models import WorkflowExecution, WorkflowStateEvent
+from keeperstate.executions.models import WorkflowExecution
 from keeperstate.state.maintenance import admin_update, sweep_expired
+from keeperstate.state.models import WorkflowStateEvent
 from keeperstate.state.store import StateScope, state_delete, state_increment, state_set
 from tests.state.test_store import delete_workflow_by_sql, expire
 from tests.threads import run_together
@@ -47,7 +48,7 @@ def test_event_names_the_execution_that_wrote(scope, workflow):
 
 
 def test_admin_edit_and_sweep_are_recorded_with_their_actor(scope):
-    from keeperstate.models import WorkflowState
+    from keeperstate.state.models import WorkflowState
 
     state_set(scope=scope, key="k", value=1, ttl=60)
     admin_update(state_id=WorkflowState.objects.get().pk, value=2, expires_at=None, actor="admin:root")
@@ -100,7 +101,7 @@ def test_housekeeping_trims_the_keys_marked_due_to_the_last_50_events(scope):
 
 
 def test_history_of_a_key_stays_bounded_without_any_worker(scope):
-    from keeperstate.models.state_sql import HISTORY_TRIM_INLINE_EVERY
+    from keeperstate.state.sql import HISTORY_TRIM_INLINE_EVERY
 
     most = 0
     for i in range(2 * HISTORY_TRIM_INLINE_EVERY + 20):
@@ -131,7 +132,7 @@ def test_several_trimmers_share_the_marked_keys(scope):
 def test_retention_comes_from_a_table_not_a_connection_option():
     from django.conf import settings
 
-    from keeperstate.models import StateSetting
+    from keeperstate.state.models import StateSetting
 
     assert "keeperstate" not in settings.DATABASES["default"].get("OPTIONS", {}).get("options", "")
     assert StateSetting.objects.get(name="history_per_key").value == settings.KEEPERSTATE_HISTORY_PER_KEY
@@ -141,8 +142,8 @@ def test_retention_comes_from_a_table_not_a_connection_option():
 
 
 def test_history_retention_follows_the_settings_table(scope):
-    from keeperstate.models import StateSetting
     from keeperstate.state.maintenance import trim_history
+    from keeperstate.state.models import StateSetting
 
     StateSetting.objects.filter(name="history_per_key").update(value=3)
     for i in range(16):
@@ -153,8 +154,8 @@ def test_history_retention_follows_the_settings_table(scope):
 
 
 def test_migrate_writes_the_retention_setting(settings):
-    from keeperstate.models import StateSetting
     from keeperstate.state.maintenance import sync_state_settings
+    from keeperstate.state.models import StateSetting
 
     settings.KEEPERSTATE_HISTORY_PER_KEY = 7
     sync_state_settings(using="default")
@@ -165,8 +166,8 @@ def test_migrate_writes_the_retention_setting(settings):
 def test_a_deleters_name_does_not_leak_onto_later_writes_of_its_transaction(scope, workflow):
     from django.db import transaction
 
-    from keeperstate.models import WorkflowState
     from keeperstate.state.maintenance import admin_delete
+    from keeperstate.state.models import WorkflowState
 
     execution = WorkflowExecution.objects.create(workflow=workflow)
     for key in ("a", "b", "c", "d"):
@@ -242,7 +243,7 @@ def test_a_delete_names_the_execution_that_made_it_and_only_for_that_statement(s
 
 
 def test_an_admin_repair_no_longer_credits_the_last_run(scope, workflow):
-    from keeperstate.models import WorkflowState
+    from keeperstate.state.models import WorkflowState
 
     execution = WorkflowExecution.objects.create(workflow=workflow)
     state_set(scope=StateScope(scope.organization_id, scope.workflow_id, execution.id), key="k", value=1)

@@ -7,8 +7,8 @@ import pytest
 
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.runner import run_action
-from keeperstate.models import WorkflowState
 from keeperstate.state.errors import StateInvalidExpectedVersion, StateInvalidKey
+from keeperstate.state.models import WorkflowState
 from keeperstate.state.store import state_get, state_set
 from keeperstate.state.values import normalize_key
 

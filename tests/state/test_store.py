@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from keeperstate.models import WorkflowState
 from keeperstate.state.errors import (
     StateKeyLimit,
     StateStorageError,
@@ -13,6 +12,7 @@ from keeperstate.state.errors import (
     StateVersionConflict,
 )
 from keeperstate.state.maintenance import sweep_expired
+from keeperstate.state.models import WorkflowState
 from keeperstate.state.store import StateScope, state_get, state_set
 from tests.factories import make_workflow
 
@@ -303,7 +303,7 @@ def test_expired_key_can_be_revived_at_the_ceiling_only_if_a_slot_is_free(scope)
 
 
 def test_write_records_the_execution(scope, workflow):
-    from keeperstate.models import WorkflowExecution
+    from keeperstate.executions.models import WorkflowExecution
 
     execution = WorkflowExecution.objects.create(workflow=workflow)
     run_scope = StateScope(scope.organization_id, scope.workflow_id, execution.id)
@@ -323,7 +323,7 @@ def _hot_updates_of_state() -> int:
 def test_each_run_overwrites_its_cursor_without_touching_an_index(scope, workflow):
     """Every run records a new execution on the row; that column has no index (nor key check),
     so the overwrite stays a heap-only (HOT) update instead of adding to every index."""
-    from keeperstate.models import WorkflowExecution
+    from keeperstate.executions.models import WorkflowExecution
 
     runs = [WorkflowExecution.objects.create(workflow=workflow) for _ in range(3)]
     state_set(scope=StateScope(scope.organization_id, scope.workflow_id, runs[0].id), key="cursor", value=100)
@@ -337,7 +337,7 @@ def test_each_run_overwrites_its_cursor_without_touching_an_index(scope, workflo
 
 
 def test_an_execution_deleted_alone_leaves_the_state_it_wrote(scope, workflow):
-    from keeperstate.models import WorkflowExecution
+    from keeperstate.executions.models import WorkflowExecution
 
     execution = WorkflowExecution.objects.create(workflow=workflow)
     state_set(scope=StateScope(scope.organization_id, scope.workflow_id, execution.id), key="cursor", value=1)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from keeperstate.models import WorkflowState, WorkflowStateEvent
 from keeperstate.state.maintenance import sweep_expired
+from keeperstate.state.models import WorkflowState, WorkflowStateEvent
 from keeperstate.state.store import state_set
 from tests.factories import make_workflow
 from tests.threads import run_together

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 from django.db import DatabaseError, connection, transaction
 
-from keeperstate.models import Organization, Workflow, WorkflowState
+from keeperstate.accounts.models import Organization
+from keeperstate.state.models import WorkflowState
 from keeperstate.state.store import StateScope, state_get, state_set
+from keeperstate.workflows.models import Workflow
 from tests.factories import make_workflow
 from tests.state.test_store import delete_workflow_by_sql
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from keeperstate.models import Organization, WorkflowState, WorkflowStateEvent
+from keeperstate.accounts.models import Organization
 from keeperstate.state.errors import StateKeyLimit, StateOrgBudget
 from keeperstate.state.maintenance import admin_delete, admin_update, sweep_expired
+from keeperstate.state.models import WorkflowState, WorkflowStateEvent
 from keeperstate.state.selectors import org_usage
 from keeperstate.state.store import StateScope, state_delete, state_get, state_increment, state_set
 from tests.factories import make_workflow

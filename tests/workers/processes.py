@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
-from keeperstate.database import database_url
+from keeperstate.ops.database import database_url
 from tests.ops.serving import free_port  # noqa: F401 - one helper for every test that needs a port
 
 MANAGE = str(Path(settings.BASE_DIR) / "manage.py")

@@ -11,9 +11,10 @@ import psycopg
 import pytest
 from django.db import connection
 
+from keeperstate.executions.models import WorkflowExecution
 from keeperstate.executions.service import start_run
-from keeperstate.models import WorkflowExecution, WorkflowState
-from keeperstate.workflows import workflow_create, workflow_set_active
+from keeperstate.state.models import WorkflowState
+from keeperstate.workflows.services import workflow_create, workflow_set_active
 from tests.executions.graphs import counter_graph
 from tests.workers.processes import child_database_url, free_port, wait_until
 

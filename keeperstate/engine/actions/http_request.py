@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from keeperstate.core.errors import CodedError
 from keeperstate.egress.request import (
     HttpResponseNotJson,
     OutboundRequest,
@@ -24,7 +25,6 @@ from keeperstate.egress.request import (
 )
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.registry import ActionDefinition, ConfigField, ConfigInvalid, OutputField, register
-from keeperstate.errors import CodedError
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 RESPONSE_TYPES = ("auto", "json", "text")

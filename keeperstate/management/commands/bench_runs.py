@@ -49,11 +49,13 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import override_settings
 
-from keeperstate.database import database_url
-from keeperstate.demo import block_monitor_graph
+from keeperstate.accounts.models import Membership, Organization
+from keeperstate.demo.graphs import block_monitor_graph
+from keeperstate.executions.models import WorkflowExecution
 from keeperstate.executions.service import start_run
-from keeperstate.management.schema import require_migrated
-from keeperstate.models import Membership, Organization, Workflow, WorkflowExecution
+from keeperstate.ops.database import database_url
+from keeperstate.ops.schema import require_migrated
+from keeperstate.workflows.models import Workflow
 
 COUNTER_NODES = [
     {"id": "trigger", "type": "trigger", "position": {"x": 0, "y": 0},

@@ -36,12 +36,14 @@ from django.core.management.base import BaseCommand
 from django.db import connection
 from django.test.utils import override_settings
 
+from keeperstate.accounts.models import Organization
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.runner import run_action
-from keeperstate.management.schema import require_migrated
-from keeperstate.models import Organization, Workflow, WorkflowState
+from keeperstate.ops.schema import require_migrated
 from keeperstate.state import store
+from keeperstate.state.models import WorkflowState
 from keeperstate.state.store import StateScope, state_delete, state_get, state_increment, state_set
+from keeperstate.workflows.models import Workflow
 
 KEYS_PER_WORKFLOW = 100
 ORG_SIZES = (0, 1_000, 10_000)

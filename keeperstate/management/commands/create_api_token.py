@@ -12,9 +12,9 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from keeperstate.errors import CodedError
-from keeperstate.management.schema import require_migrated
-from keeperstate.tokens import create_token, revoke_token, tokens_of
+from keeperstate.accounts.tokens import create_token, revoke_token, tokens_of
+from keeperstate.core.errors import CodedError
+from keeperstate.ops.schema import require_migrated
 
 
 class Command(BaseCommand):

@@ -9,11 +9,12 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from keeperstate.errors import CodedError
-from keeperstate.executions import run_workflow
-from keeperstate.management.schema import require_migrated
-from keeperstate.models import Organization, Workflow
-from keeperstate.workflows import workflow_create, workflow_update
+from keeperstate.accounts.models import Organization
+from keeperstate.core.errors import CodedError
+from keeperstate.executions.service import run_workflow
+from keeperstate.ops.schema import require_migrated
+from keeperstate.workflows.models import Workflow
+from keeperstate.workflows.services import workflow_create, workflow_update
 
 
 class Command(BaseCommand):

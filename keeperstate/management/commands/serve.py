@@ -17,15 +17,15 @@ import sys
 import time
 from typing import Any
 
+from django.apps import apps
 from django.conf import settings
 from django.contrib.auth.hashers import check_password
 from django.core.management import call_command, get_commands
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import connections
 
-from keeperstate import database
-from keeperstate.demo import DEMO_PASSWORD, DEMO_USERNAME, point_demo_at, seed_demo
-from keeperstate.supervisor import ChildSpec, GaveUp, Supervisor
+from keeperstate.ops import database
+from keeperstate.ops.supervisor import ChildSpec, GaveUp, Supervisor
 
 READY_TIMEOUT_SECONDS = 60.0
 TICK_SECONDS = 0.5
@@ -94,7 +94,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("addrport", nargs="?", default="127.0.0.1:8000", help="port, or address:port, to serve on")
-        parser.add_argument("--no-demo", action="store_true", help="do not create the demo data")
+        parser.add_argument(
+            "--no-demo", action="store_true", help="leave the demo app out: no demo data, no /demo/ endpoints"
+        )
         parser.add_argument("--web-workers", type=int, default=2, help="gunicorn worker processes (default 2)")
         parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker (default 4)")
 
@@ -111,7 +113,9 @@ class Command(BaseCommand):
         try:
             call_command("migrate", interactive=False, verbosity=0)
             call_command("collectstatic", interactive=False, verbosity=0)
-            demo_lines = [] if options["no_demo"] else self._seed(base)
+            # manage.py installs the demo app for serve unless --no-demo (or KEEPERSTATE_DEMO=false)
+            wanted = apps.is_installed("keeperstate.demo") and not options["no_demo"]
+            demo_lines = self._seed(base) if wanted else []
         except KeyboardInterrupt:
             self.stdout.write("KeeperState stopped before it started.")
             return
@@ -160,6 +164,9 @@ class Command(BaseCommand):
         return children
 
     def _seed(self, base: str) -> list[str]:
+        # Imported only with the demo app installed: its models belong to that app.
+        from keeperstate.demo.seeding import DEMO_PASSWORD, DEMO_USERNAME, point_demo_at, seed_demo
+
         embedded = database.using_embedded()
         demo = seed_demo(password=DEMO_PASSWORD if embedded else None, base_url=base)
         point_demo_at(base)

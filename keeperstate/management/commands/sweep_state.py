@@ -9,7 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from keeperstate.management.schema import require_migrated
+from keeperstate.ops.schema import require_migrated
 from keeperstate.state.maintenance import sweep_expired, trim_history
 from keeperstate.state.selectors import count_expired
 

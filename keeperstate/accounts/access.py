@@ -1,0 +1,90 @@
+"""Who may see and change what: every API view and builder page asks here.
+
+A user sees the workflows of the organizations it belongs to; anything else is reported as
+not found (404), never as forbidden, so ids cannot be probed.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.db import connection
+from django.http import Http404
+
+from keeperstate.accounts.models import Membership, Organization
+from keeperstate.core.rows import Columns
+from keeperstate.executions.models import WorkflowExecution
+from keeperstate.workflows.models import Workflow
+
+
+def organizations_of(user: Any) -> Any:
+    if not getattr(user, "is_authenticated", False):
+        return Organization.objects.none()
+    return Organization.objects.filter(memberships__user=user)
+
+
+def workflows_visible_to(user: Any) -> Any:
+    """Workflows of the user's organizations, soft-deleted ones excluded."""
+    return Workflow.objects.alive().filter(organization__in=organizations_of(user))
+
+
+# workflows_visible_to(user).get(pk=…) as one statement written once: every API call on a
+# workflow (a run above all) reads it, and Django would compile the queryset each time, which
+# costs more than the statement (keeperstate.core.rows). tests/api/test_access.py holds the two equal.
+_WORKFLOW = Columns(Workflow, "w")
+_WORKFLOW_FOR_USER_SQL = f"""
+SELECT {_WORKFLOW.sql} FROM {_WORKFLOW.table}
+ WHERE w."id" = %s AND w."deleted_at" IS NULL
+   AND w."organization_id" IN (SELECT m."organization_id" FROM "membership" m WHERE m."user_id" = %s)
+"""
+
+
+def get_workflow_for(user: Any, workflow_id: Any) -> Workflow:
+    """The workflow if it is alive and in one of the user's organizations; else 404."""
+    try:
+        pk = uuid.UUID(str(workflow_id))
+    except ValueError as exc:
+        raise Http404("No such workflow.") from exc
+    if not getattr(user, "is_authenticated", False):
+        raise Http404("No such workflow.")
+    with connection.cursor() as cursor:
+        cursor.execute(_WORKFLOW_FOR_USER_SQL, [pk, user.pk])
+        row = cursor.fetchone()
+    if row is None:
+        raise Http404("No such workflow.")
+    return _WORKFLOW.instance(row)
+
+
+def get_execution_for(user: Any, execution_id: Any) -> WorkflowExecution:
+    try:
+        return WorkflowExecution.objects.select_related("workflow").get(
+            pk=uuid.UUID(str(execution_id)), workflow__in=workflows_visible_to(user)
+        )
+    except (ValueError, WorkflowExecution.DoesNotExist) as exc:
+        raise Http404("No such execution.") from exc
+
+
+def role_in(user: Any, organization_id: int) -> str | None:
+    membership = Membership.objects.filter(user=user, organization_id=organization_id).only("role").first()
+    return membership.role if membership else None
+
+
+def can_hard_delete(user: Any, workflow: Workflow) -> bool:
+    return role_in(user, workflow.organization_id) in (Membership.Role.OWNER, Membership.Role.ADMIN)
+
+
+def default_organization(user: Any) -> Organization | None:
+    """The organization a new workflow goes to when the user does not name one."""
+    return organizations_of(user).order_by("memberships__created_at", "pk").first()
+
+
+ADMIN_ROLES = (Membership.Role.OWNER, Membership.Role.ADMIN)
+
+
+def administered_organizations(user: Any) -> Any:
+    """Organizations where the user is an owner or admin: their audit log, and in Django admin
+    (for staff who are not superusers) everything of theirs."""
+    if not getattr(user, "is_authenticated", False):
+        return Organization.objects.none()
+    return Organization.objects.filter(memberships__user=user, memberships__role__in=ADMIN_ROLES)

@@ -1,0 +1,12 @@
+from django.apps import AppConfig
+
+
+class DemoConfig(AppConfig):
+    """The demo: its organization, user and workflows (seeded by ``manage.py serve``), and the
+    block feed and alert sink its monitor calls. Installed only where KEEPERSTATE_DEMO is on
+    (``serve`` turns it on unless ``--no-demo``); a deployment without it has none of this."""
+
+    name = "keeperstate.demo"
+    label = "demo"
+    verbose_name = "KeeperState demo"
+    default_auto_field = "django.db.models.BigAutoField"

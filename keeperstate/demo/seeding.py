@@ -1,0 +1,256 @@
+"""The demo organization, user and workflows that `manage.py serve` creates, each once.
+
+Every piece (the organization, the user, each demo workflow) is created at most once per
+database: a ``DemoSeed`` row records it, so a person's changes stick. A renamed or deleted demo
+workflow is not recreated, the demo user's password is set only when the user is created, and
+a demo workflow added to ``DEMO_WORKFLOWS`` in a later release appears on the next start. The
+graphs themselves are in keeperstate.demo.graphs.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import connection, transaction
+
+from keeperstate.accounts.models import Membership, Organization
+from keeperstate.demo.graphs import (
+    ALERTS_PATH,
+    ALERTS_SECRET,
+    DEFAULT_BASE_URL,
+    FEED_PATH,
+    Graph,
+    block_monitor_graph,
+    heartbeat_graph,
+    live_block_monitor_graph,
+)
+from keeperstate.demo.models import DemoSeed
+from keeperstate.secrets.models import OrganizationSecret
+from keeperstate.secrets.store import secret_put
+from keeperstate.workflows.models import Workflow
+from keeperstate.workflows.services import workflow_create, workflow_update
+
+DEMO_USERNAME = "demo"
+DEMO_PASSWORD = "keeperstate-demo"  # noqa: S105 - printed for the local embedded database only
+DEMO_ORG_SLUG = "demo"
+MONITOR_NAME = "Block monitor"
+MONITOR_DESCRIPTION = (
+    "Every 10 s (a Schedule trigger, active) watches the demo block feed, remembers the last block seen "
+    "and alerts once per new block."
+)
+# Seed markers of the pieces the live monitor added (see seed_demo): never rename them.
+ALERTS_SEED = "alerts-token"
+LIVE_MONITOR_SEED = "block-monitor-live"
+RESPACE_SEED = "block-monitor-respaced"
+
+
+def _point_at(nodes: list[Any], base_url: str) -> list[Any] | None:
+    """The nodes with their demo URLs moved to ``base_url``, or None when nothing changes (the
+    site is served elsewhere than when the demo was seeded)."""
+    changed = False
+    out = []
+    for node in nodes:
+        config = node.get("data", {}).get("config", {}) if isinstance(node, dict) else {}
+        url = config.get("url") if isinstance(config, dict) else None
+        for path in (FEED_PATH, ALERTS_PATH):
+            if isinstance(url, str) and url.endswith(path) and url != base_url.rstrip("/") + path:
+                node = {**node, "data": {**node["data"], "config": {**config, "url": base_url.rstrip("/") + path}}}
+                changed = True
+        out.append(node)
+    return out if changed else None
+
+
+@dataclass(frozen=True)
+class DemoWorkflow:
+    """A workflow the demo organization starts with.
+
+    ``key`` names it for good (its seed marker), so never change a key once released; ``name``
+    may change freely. ``changes`` go through ``workflow_update`` after creation (for example
+    ``{"active": True}`` for a scheduled demo), so the demo is made by the same services as any
+    workflow.
+    """
+
+    key: str
+    name: str
+    description: str
+    graph: Callable[[str], Graph]  # given the site's own base URL (the live monitor calls it)
+    changes: dict[str, Any] = field(default_factory=dict)
+
+
+# Add demo workflows here; each is created once, in this order.
+DEMO_WORKFLOWS: list[DemoWorkflow] = [
+    DemoWorkflow(
+        key="block-monitor",
+        name=MONITOR_NAME,
+        description=MONITOR_DESCRIPTION,
+        graph=live_block_monitor_graph,
+        changes={"active": True},  # it watches the feed by itself, every 10 s
+    ),
+    DemoWorkflow(
+        key="heartbeat",
+        name="Heartbeat",
+        description="Runs by itself every 15 seconds (a Schedule trigger, active): counts its beats and "
+        "remembers the last tick. Watch the runs arrive in the editor.",
+        graph=heartbeat_graph,
+        changes={"active": True},
+    ),
+]
+
+
+@dataclass
+class SeededDemo:
+    """What the database holds of the demo after seeding (None: a person deleted it)."""
+
+    organization: Organization | None
+    user: Any
+    user_created: bool
+    workflows: dict[str, Workflow | None]
+    created: list[str]  # seed keys created by this call
+
+    @property
+    def monitor(self) -> Workflow | None:
+        return self.workflows.get("block-monitor")
+
+
+def seed_demo(
+    *,
+    password: str | None = DEMO_PASSWORD,
+    workflows: list[DemoWorkflow] | None = None,
+    base_url: str = DEFAULT_BASE_URL,
+) -> SeededDemo:
+    """Create whatever part of the demo was never created; touch nothing that was.
+
+    ``password`` is the new demo user's password (None: an unusable one, so it cannot log in
+    until someone sets one). Safe from several processes at once: one transaction under an
+    advisory lock, so two starts cannot both create the same piece.
+    """
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(hashtext('keeperstate.demo_seed'))")
+        done = dict(DemoSeed.objects.values_list("key", "workflow_id"))
+        created: list[str] = []
+
+        org = Organization.objects.filter(slug=DEMO_ORG_SLUG).first()
+        if "organization" not in done:
+            if org is None:
+                org = Organization.objects.create(slug=DEMO_ORG_SLUG, name="Demo organization")
+            created.append("organization")
+
+        user_model = get_user_model()
+        user = user_model.objects.filter(username=DEMO_USERNAME).first()
+        user_created = False
+        if "user" not in done:
+            if user is None:
+                user = user_model(username=DEMO_USERNAME, is_staff=True, is_superuser=True)
+                if password is None:
+                    user.set_unusable_password()
+                else:
+                    user.set_password(password)
+                user.save()
+                user_created = True
+            created.append("user")
+        if user is not None and org is not None and {"organization", "user"} & set(created):
+            Membership.objects.get_or_create(user=user, organization=org, defaults={"role": Membership.Role.OWNER})
+
+        found: dict[str, Workflow | None] = {}
+        for demo in DEMO_WORKFLOWS if workflows is None else workflows:
+            if demo.key in done:
+                marked = done[demo.key]
+                found[demo.key] = Workflow.objects.alive().filter(pk=marked).first() if marked else None
+                continue
+            if org is None:  # the demo organization was deleted: nowhere to put it
+                found[demo.key] = None
+                continue
+            # A database seeded before markers existed already has it under its name: adopt it.
+            workflow = Workflow.objects.alive().filter(organization=org, name=demo.name).first()
+            if workflow is None:
+                nodes, edges = demo.graph(base_url)
+                workflow = workflow_create(
+                    organization=org, user=user, name=demo.name, description=demo.description, nodes=nodes, edges=edges
+                )
+                if demo.changes:
+                    workflow = workflow_update(workflow, **demo.changes)
+            done[demo.key] = workflow.pk
+            found[demo.key] = workflow
+            created.append(demo.key)
+
+        if org is not None and ALERTS_SEED not in done:
+            _seed_alerts_token(org)
+            created.append(ALERTS_SEED)
+        if LIVE_MONITOR_SEED not in done:
+            _make_monitor_live(found.get("block-monitor"), base_url)
+            created.append(LIVE_MONITOR_SEED)
+        if RESPACE_SEED not in done:
+            _respace_live_monitor(found.get("block-monitor"))
+            created.append(RESPACE_SEED)
+
+        DemoSeed.objects.bulk_create([DemoSeed(key=key, workflow_id=done.get(key)) for key in created])
+    return SeededDemo(organization=org, user=user, user_created=user_created, workflows=found, created=created)
+
+
+def _seed_alerts_token(org: Organization) -> None:
+    """The secret the demo alerts endpoint checks, and the live monitor sends as its bearer token."""
+    if not OrganizationSecret.objects.filter(organization=org, name=ALERTS_SECRET).exists():
+        secret_put(organization=org, name=ALERTS_SECRET, value=secrets.token_urlsafe(24))
+
+
+# Where the monitors' cards stood before the demo graphs took Auto-layout's spacing (they overlapped
+# once rendered). A seeded graph whose cards all still stand there was never moved by anyone.
+_INPUT_MONITOR_FIRST_Y = {"trigger": 0, "state-get-1": 120, "condition-1": 240, "state-set-1": 360}
+_LIVE_MONITOR_FIRST_Y = {
+    "trigger": 0, "fetch-block": 150, "state-get-1": 320, "condition-1": 460, "state-set-1": 610, "send-alert": 750,
+}
+
+
+def _positions(nodes: list[Any]) -> dict[Any, Any]:
+    return {node.get("id"): node.get("position") for node in nodes if isinstance(node, dict)}
+
+
+def _first_placed(nodes: list[dict[str, Any]], first_y: dict[str, int]) -> list[dict[str, Any]]:
+    return [{**node, "position": {"x": 0, "y": first_y[node["id"]]}} for node in nodes]
+
+
+def _make_monitor_live(workflow: Workflow | None, base_url: str) -> None:
+    """A database seeded before the live monitor has the input-driven one: replace it once, and
+    only if nobody changed it since it was seeded (as seeded then, or as block_monitor_graph is now)."""
+    if workflow is None:
+        return
+    nodes, edges = block_monitor_graph()
+    if (workflow.nodes, workflow.edges) in ((nodes, edges), (_first_placed(nodes, _INPUT_MONITOR_FIRST_Y), edges)):
+        nodes, edges = live_block_monitor_graph(base_url)
+        workflow_update(workflow, nodes=nodes, edges=edges, description=MONITOR_DESCRIPTION, active=True)
+
+
+def _respace_live_monitor(workflow: Workflow | None) -> None:
+    """A live monitor seeded with its first spacing, whose cards nobody has moved since, gets the
+    spacing of live_block_monitor_graph, once (so the editor opens it without laying it out again);
+    nothing else of it changes."""
+    if workflow is None:
+        return
+    workflow.refresh_from_db()
+    first = {node_id: {"x": 0, "y": y} for node_id, y in _LIVE_MONITOR_FIRST_Y.items()}
+    if _positions(workflow.nodes) != first:
+        return
+    spaced = _positions(live_block_monitor_graph()[0])
+    workflow_update(workflow, nodes=[{**node, "position": spaced[node["id"]]} for node in workflow.nodes])
+
+
+def point_demo_at(base_url: str) -> None:
+    """Move the seeded monitor's demo URLs to where the site is served now (``serve`` on another
+    address than at seeding); URLs that do not name the demo's own endpoints are left alone."""
+    marker = DemoSeed.objects.filter(key="block-monitor").values_list("workflow_id", flat=True).first()
+    workflow = Workflow.objects.alive().filter(pk=marker).first() if marker else None
+    if workflow is not None and (moved := _point_at(workflow.nodes, base_url)) is not None:
+        workflow_update(workflow, nodes=moved)
+
+
+def ensure_demo(
+    *, password: str | None = DEMO_PASSWORD, base_url: str = DEFAULT_BASE_URL
+) -> tuple[Organization | None, Any, Workflow | None]:
+    """``seed_demo`` as (organization, user, Block monitor), for callers that want those three."""
+    demo = seed_demo(password=password, base_url=base_url)
+    return demo.organization, demo.user, demo.monitor

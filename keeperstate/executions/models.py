@@ -1,0 +1,82 @@
+"""Executions: one run of a workflow, its input, each node's result and its lifecycle."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from keeperstate.workflows.models import Workflow
+
+
+class WorkflowExecution(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCESS = "success", "Success"
+        ERROR = "error", "Error"
+        INTERRUPTED = "interrupted", "Interrupted"
+        SKIPPED = "skipped", "Skipped"
+
+    class Trigger(models.TextChoices):
+        MANUAL = "manual", "Manual"
+        API = "api", "API"
+        SCHEDULE = "schedule", "Schedule"
+        WEBHOOK = "webhook", "Webhook"
+
+    FINISHED = (Status.SUCCESS, Status.ERROR, Status.INTERRUPTED, Status.SKIPPED)
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="executions")
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
+    trigger = models.CharField(max_length=10, choices=Trigger.choices, default=Trigger.MANUAL)
+    input = models.JSONField(default=dict, blank=True)
+    node_results = models.JSONField(default=dict, blank=True)
+    error = models.TextField(null=True, blank=True)
+    error_code = models.CharField(max_length=64, null=True, blank=True)
+    queued_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # Refreshed by the process running it (executions.liveness): a running execution whose
+    # heartbeat stops was left behind by a dead process, and housekeeping closes it as interrupted.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    scheduled_for = models.DateTimeField(null=True, blank=True)
+    # A client's Idempotency-Key; released (set to NULL) after KEEPERSTATE_IDEMPOTENCY_HOURS.
+    idempotency_key = models.CharField(max_length=200, null=True, blank=True)
+    triggered_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        db_table = "workflow_execution"
+        ordering = ["-queued_at"]
+        indexes = [
+            models.Index(fields=["workflow", "-queued_at"], name="execution_workflow_queued"),
+            # Housekeeping looks only at unfinished runs.
+            models.Index(
+                fields=["heartbeat_at"], name="execution_unfinished", condition=Q(status__in=["queued", "running"])
+            ),
+        ]
+        constraints = [
+            # At most one execution per (workflow, scheduled tick), whatever the number of schedulers.
+            models.UniqueConstraint(
+                fields=["workflow", "scheduled_for"],
+                name="execution_one_per_tick",
+                condition=Q(scheduled_for__isnull=False),
+            ),
+            models.UniqueConstraint(
+                fields=["workflow", "idempotency_key"],
+                name="execution_idempotency_key",
+                condition=Q(idempotency_key__isnull=False),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.workflow} @ {self.queued_at:%Y-%m-%d %H:%M:%S} ({self.status})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in self.FINISHED

@@ -1,0 +1,221 @@
+"""Workflow-scoped key-value state and the database rules that hold whoever writes it.
+
+Invariants live in Postgres (DESIGN.md §2) because the store is not the only writer: Django
+admin, data migrations and raw SQL all reach this table. Triggers and the constraints added in
+migration 0002 make them hold for every writer:
+
+* ``version`` moves on every UPDATE that sets ``value`` or ``expires_at``, unconditionally:
+  a bump that depended on the value changing would let two compare-and-set writers of the
+  same value both win.
+* ``version`` of an inserted row continues after the key's last deleted row (the tombstone),
+  so a version number is never reused for a key, even after expiry, delete or sweep.
+* ``workflow`` and ``key`` are read-only after insert.
+* ``(workflow_id, organization_id)`` references ``workflow (id, organization_id)`` with
+  ON UPDATE CASCADE: moving a workflow to another organization carries its state along.
+
+* Every change of a key (insert, update that moves the version, delete) is written to
+  ``workflow_state_event`` with old and new value and version, the execution or actor, and the
+  time; every 16th version of a key marks it due, and housekeeping trims it to the last
+  ``history_per_key`` events (``keeperstate_setting``; see StateHistoryDue).
+* Usage counters (``workflow_state_usage``, ``organization_state_usage``) follow every insert,
+  delete, resize and move, so the store checks the ceiling and the budget without a scan.
+
+The SQL of each trigger is in keeperstate/state/sql.py; they are plain Postgres triggers
+installed by migration 0012 (why not through django-pgtrigger: see STATE_TRIGGERS_SQL there),
+except the read-only rule below, which pgtrigger keeps.
+"""
+
+from __future__ import annotations
+
+import pgtrigger
+from django.db import models
+from django.db.models.functions import Cast, Now
+
+from keeperstate.accounts.models import Organization
+from keeperstate.executions.models import WorkflowExecution
+from keeperstate.workflows.models import Workflow
+
+
+class WorkflowState(models.Model):
+    # Neither has a constraint of its own: the composite foreign key (workflow_id,
+    # organization_id) → workflow (id, organization_id) of migration 0002 already guarantees both
+    # (a workflow's organization exists), so each insert pays one referential check, not three.
+    # No index on organization: the unique key (organization, workflow, key) leads with it.
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="state_entries", db_index=False, db_constraint=False
+    )
+    workflow = models.ForeignKey(
+        Workflow, on_delete=models.CASCADE, related_name="state_entries", db_constraint=False
+    )
+    key = models.TextField()
+    value = models.JSONField()
+    # Computed by the triggers; whatever a writer puts here is overwritten.
+    version = models.BigIntegerField(default=1, editable=False)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="Empty: the key never expires.")
+    # No constraint and no index, like WorkflowStateEvent.execution. Every run writes a new
+    # execution here: indexed, the column made each overwrite a non-HOT update that added an entry
+    # to every index of the table (7.5 % more per write, measured with pgbench), and the key check
+    # locked the execution row at commit. An execution goes with its workflow, and so does the
+    # workflow's state; one deleted alone in admin leaves its id here, as in the history.
+    updated_by_execution = models.ForeignKey(
+        WorkflowExecution, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, null=True, blank=True,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(db_default=Now(), editable=False)
+    updated_at = models.DateTimeField(db_default=Now(), editable=False)
+    # What the value occupies as Postgres renders it: the organization's byte budget sums this.
+    size_bytes = models.GeneratedField(
+        expression=models.Func(Cast("value", models.TextField()), function="octet_length"),
+        output_field=models.IntegerField(),
+        db_persist=True,
+    )
+
+    class Meta:
+        db_table = "workflow_state"
+        verbose_name = "workflow state entry"
+        verbose_name_plural = "workflow state"
+        ordering = ["workflow_id", "key"]
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "workflow", "key"], name="workflow_state_unique_key"),
+            models.CheckConstraint(condition=models.Q(version__gte=1), name="workflow_state_version_positive"),
+        ]
+        indexes = [
+            # Serves the sweeper and nothing else: most keys have no TTL.
+            models.Index(
+                fields=["expires_at"], condition=models.Q(expires_at__isnull=False), name="workflow_state_expiry_idx"
+            ),
+            # An organization's expired rows, reclaimed by a write that would pass its budget.
+            models.Index(
+                fields=["organization", "expires_at"],
+                condition=models.Q(expires_at__isnull=False),
+                name="workflow_state_org_expiry_idx",
+            ),
+        ]
+        # The other triggers of this table are plain SQL (keeperstate/state/sql.py).
+        triggers = [
+            pgtrigger.ReadOnly(name="state_scope_read_only", fields=["workflow", "key"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} (v{self.version})"
+
+
+class StateHistoryDue(models.Model):
+    """A key whose history is due a trim: every 16th version marks its key, and
+    keeperstate_trim_history (worker housekeeping, the sweeper) trims it and drops the mark, so
+    no write pays for trimming (keeperstate/state/sql.py). No foreign key: the mark of a
+    deleted workflow is dropped by the next trim."""
+
+    pk = models.CompositePrimaryKey("workflow_id", "key")
+    workflow_id = models.UUIDField()
+    key = models.TextField()
+
+    class Meta:
+        db_table = "workflow_state_history_due"
+
+
+class WorkflowStateTombstone(models.Model):
+    """The last version a deleted key had, so the key's next life continues from there."""
+
+    # The database deletes these with the workflow (a trigger, migration 0010); Django must not try,
+    # because deleting state rows during a cascade would write tombstones behind it. No index of
+    # its own: the unique key (workflow, key) leads with it.
+    workflow = models.ForeignKey(
+        Workflow, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+", db_index=False
+    )
+    key = models.TextField()
+    last_version = models.BigIntegerField()
+
+    class Meta:
+        db_table = "workflow_state_tombstone"
+        constraints = [
+            models.UniqueConstraint(fields=["workflow", "key"], name="workflow_state_tombstone_unique_key"),
+        ]
+
+
+class WorkflowStateEvent(models.Model):
+    """One change of one key, written by the ``state_history`` trigger (never by Python)."""
+
+    class Operation(models.TextChoices):
+        INSERT = "insert", "created"
+        UPDATE = "update", "updated"
+        DELETE = "delete", "deleted"
+
+    # Deleted with the workflow by a trigger on workflow (migration 0010), like the tombstones. No index
+    # of its own: state_event_key_idx (workflow, key, -id) leads with it.
+    workflow = models.ForeignKey(
+        Workflow, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+", db_index=False
+    )
+    key = models.TextField()
+    operation = models.CharField(max_length=6, choices=Operation.choices)
+    old_value = models.JSONField(null=True)
+    new_value = models.JSONField(null=True)
+    old_version = models.BigIntegerField(null=True)
+    new_version = models.BigIntegerField(null=True)
+    # No constraint: an execution's events outlive nothing (both go with the workflow). No index:
+    # nothing looks events up by execution, and each write would pay for one.
+    execution = models.ForeignKey(
+        WorkflowExecution, on_delete=models.DO_NOTHING, db_constraint=False, null=True, related_name="+",
+        db_index=False,
+    )
+    actor = models.TextField(null=True, help_text="admin:<username>, sweeper, or empty for raw SQL")
+    created_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "workflow_state_event"
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["workflow", "key", "-id"], name="state_event_key_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.key} {self.operation} v{self.old_version}→v{self.new_version}"
+
+    @property
+    def made_by(self) -> str:
+        if self.execution_id:
+            return f"run {self.execution_id}"
+        return self.actor or "database (raw SQL)"
+
+
+class WorkflowStateUsage(models.Model):
+    """Rows of workflow_state per workflow (expired ones until deleted), kept by triggers."""
+
+    # Cascaded by the database with the workflow (migration 0010).
+    workflow = models.OneToOneField(
+        Workflow, on_delete=models.DO_NOTHING, db_constraint=False, primary_key=True, related_name="+"
+    )
+    keys = models.IntegerField(default=0)
+
+    class Meta:
+        db_table = "workflow_state_usage"
+
+
+class OrganizationStateUsage(models.Model):
+    """Rows and bytes of workflow_state per organization (expired ones until deleted), kept by
+    triggers in USAGE_SHARDS rows per organization whose sum is the usage."""
+
+    organization = models.ForeignKey(
+        Organization, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+", db_index=False
+    )
+    shard = models.SmallIntegerField()
+    keys = models.BigIntegerField(default=0)
+    bytes = models.BigIntegerField(default=0)
+
+    class Meta:
+        db_table = "organization_state_usage"
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "shard"], name="organization_state_usage_shard"),
+        ]
+
+
+class StateSetting(models.Model):
+    """Settings the state triggers read (a table, not a connection option: it works the same
+    behind PgBouncer). Written from Django settings after every migrate."""
+
+    name = models.CharField(max_length=64, primary_key=True)
+    value = models.IntegerField()
+
+    class Meta:
+        db_table = "keeperstate_setting"
+
+    def __str__(self) -> str:
+        return f"{self.name} = {self.value}"

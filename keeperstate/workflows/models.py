@@ -1,0 +1,77 @@
+"""Workflows: a React Flow graph of nodes and edges in an organization."""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from keeperstate.accounts.models import Organization
+
+
+def new_webhook_secret() -> str:
+    return secrets.token_urlsafe(32)
+
+
+class WorkflowQuerySet(models.QuerySet["Workflow"]):
+    def alive(self) -> WorkflowQuerySet:
+        return self.filter(deleted_at__isnull=True)
+
+
+class Workflow(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="workflows")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True, default="")
+    nodes = models.JSONField(default=list, blank=True)
+    edges = models.JSONField(default=list, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    # Soft delete hides the workflow everywhere but keeps its state (DESIGN.md §6, Lifecycle).
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    # Only active workflows run on their schedule or by webhook (DESIGN.md §11).
+    active = models.BooleanField(default=False)
+    # Shown to members (the webhook's caller needs it), so stored as is; compared in constant time.
+    webhook_secret = models.CharField(max_length=64, default=new_webhook_secret)
+    # The schedule's next due tick; NULL when the workflow is inactive, deleted or not scheduled.
+    # Written by keeperstate.executions.scheduling, read by the scheduler.
+    next_run_at = models.DateTimeField(null=True, blank=True)
+
+    objects = WorkflowQuerySet.as_manager()
+
+    class Meta:
+        db_table = "workflow"
+        ordering = ["-updated_at"]
+        constraints = [
+            # Target of workflow_state's composite foreign key (workflow_id, organization_id),
+            # which keeps a state row's organization equal to its workflow's.
+            models.UniqueConstraint(fields=["id", "organization"], name="workflow_id_organization_unique"),
+        ]
+        indexes = [
+            # The scheduler's one query: active, alive workflows whose tick is due.
+            models.Index(
+                fields=["next_run_at"],
+                name="workflow_due",
+                condition=Q(active=True, deleted_at__isnull=True, next_run_at__isnull=False),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def webhook_path(self) -> str:
+        return f"/hooks/{self.id}/"
+
+    def soft_delete(self) -> None:
+        """Hide the workflow and stop its schedule; its state stays."""
+        self.deleted_at = timezone.now()
+        self.next_run_at = None
+        self.save(update_fields=["deleted_at", "next_run_at", "updated_at"])

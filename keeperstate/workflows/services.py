@@ -1,0 +1,190 @@
+"""Workflow services: create, update, duplicate and import, each validated the same way.
+
+The API and the builder call these; neither saves a Workflow on its own. State is never
+copied: a duplicate or an import is a new workflow id and so starts with empty state.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from keeperstate.accounts.models import Organization
+from keeperstate.audit.log import audit
+from keeperstate.core.errors import CodedError
+from keeperstate.core.text import text_problem
+from keeperstate.engine.validation import ValidationReport, validate_graph
+from keeperstate.executions.scheduling import refresh_schedule
+from keeperstate.workflows.models import Workflow, new_webhook_secret
+
+MAX_NAME_LENGTH = 200
+
+
+class WorkflowNameInvalid(CodedError):
+    code = "INVALID_NAME"
+
+
+class WorkflowInvalid(CodedError):
+    code = "WORKFLOW_INVALID"
+
+    def __init__(self, report: ValidationReport):
+        first = report.errors[0]
+        super().__init__(
+            f"The workflow has {len(report.errors)} error(s); the first: {first.message}",
+            details=report.as_dict(),
+        )
+        self.report = report
+
+
+def default_graph() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """What a new empty workflow starts with: one Manual trigger."""
+    trigger = {
+        "id": "trigger",
+        "type": "trigger",
+        "position": {"x": 0, "y": 0},
+        "data": {"label": "Trigger", "type": "trigger", "config": {"triggerType": "Manual", "sampleInput": {}}},
+    }
+    return [trigger], []
+
+
+def clean_name(name: Any) -> str:
+    """A workflow name: 1–200 characters after trimming, all of them visible (the same text
+    rules as node labels and state keys, wherever the name arrives from)."""
+    text = name.strip() if isinstance(name, str) else ""
+    if not text or len(text) > MAX_NAME_LENGTH:
+        raise WorkflowNameInvalid(f"Give the workflow a name of 1 to {MAX_NAME_LENGTH} characters.", field="name")
+    if problem := text_problem(text):
+        raise WorkflowNameInvalid(f"The workflow name {problem}.", field="name")
+    return text
+
+
+def _validated(nodes: Any, edges: Any) -> tuple[list[Any], list[Any]]:
+    if not nodes and not edges:
+        return default_graph()
+    report = validate_graph(nodes, edges)
+    if not report.valid:
+        raise WorkflowInvalid(report)
+    return nodes, edges
+
+
+def workflow_create(
+    *,
+    organization: Organization,
+    user: Any,
+    name: str,
+    description: str = "",
+    nodes: Any = None,
+    edges: Any = None,
+    active: bool = False,
+) -> Workflow:
+    name = clean_name(name)
+    nodes, edges = _validated(nodes or [], edges or [])
+    with transaction.atomic():
+        workflow = Workflow.objects.create(
+            organization=organization,
+            name=name,
+            description=description,
+            nodes=nodes,
+            edges=edges,
+            active=active,
+            created_by=user if getattr(user, "pk", None) else None,
+        )
+        audit("workflow.create", organization=organization, target=workflow,
+              details={"active": True} if active else None)
+    refresh_schedule(workflow)
+    return workflow
+
+
+@transaction.atomic
+def workflow_update(workflow: Workflow, **changes: Any) -> Workflow:
+    """Change name, description, nodes, edges and/or active; a graph change is validated first,
+    and the schedule's next due time follows the new graph and flag."""
+    allowed = {"name", "description", "nodes", "edges", "active"}
+    unknown = set(changes) - allowed
+    if unknown:
+        raise ValueError(f"Cannot update {sorted(unknown)}")
+    if "name" in changes:
+        changes["name"] = clean_name(changes["name"])
+    if "nodes" in changes or "edges" in changes:
+        nodes, edges = _validated(changes.get("nodes", workflow.nodes), changes.get("edges", workflow.edges))
+        changes["nodes"], changes["edges"] = nodes, edges
+    changed = sorted(name for name, value in changes.items() if getattr(workflow, name) != value)
+    for name, value in changes.items():
+        setattr(workflow, name, value)
+    with transaction.atomic():
+        workflow.save(update_fields=[*changes, "updated_at"])
+        if changed:  # a save that changes nothing is not an event
+            audit("workflow.update", organization=workflow.organization_id, target=workflow,
+                  details={"fields": changed})
+        if "active" in changed:
+            audit("workflow.activate" if workflow.active else "workflow.deactivate",
+                  organization=workflow.organization_id, target=workflow)
+    if {"nodes", "active"} & set(changes):
+        refresh_schedule(workflow)
+    return workflow
+
+
+def workflow_set_active(workflow: Workflow, active: bool) -> Workflow:
+    """Switch scheduled and webhook runs on or off."""
+    return workflow_update(workflow, active=active)
+
+
+def rotate_webhook_secret(workflow: Workflow) -> str:
+    """A new webhook secret; the old one stops working at once."""
+    workflow.webhook_secret = new_webhook_secret()
+    with transaction.atomic():
+        workflow.save(update_fields=["webhook_secret", "updated_at"])
+        audit("workflow.webhook_secret_rotate", organization=workflow.organization_id, target=workflow)
+    return workflow.webhook_secret
+
+
+def workflow_duplicate(workflow: Workflow, *, user: Any, name: str | None = None) -> Workflow:
+    """A copy under a new id; its state starts empty (a cloned monitor must not inherit a cursor)."""
+    with transaction.atomic():
+        copy = Workflow.objects.create(
+            organization=workflow.organization,
+            name=clean_name(name or f"{workflow.name} (copy)"[:MAX_NAME_LENGTH]),
+            description=workflow.description,
+            nodes=workflow.nodes,
+            edges=workflow.edges,
+            created_by=user if getattr(user, "pk", None) else None,
+        )
+        audit("workflow.create", organization=copy.organization_id, target=copy,
+              details={"duplicateOf": str(workflow.id)})
+    return copy
+
+
+def workflow_export(workflow: Workflow) -> dict[str, Any]:
+    """The portable form of a workflow: its graph, never its state."""
+    return {
+        "name": workflow.name,
+        "description": workflow.description,
+        "nodes": workflow.nodes,
+        "edges": workflow.edges,
+    }
+
+
+def workflow_import(*, organization: Organization, user: Any, document: dict[str, Any]) -> Workflow:
+    return workflow_create(
+        organization=organization,
+        user=user,
+        name=str(document.get("name") or "Imported workflow"),
+        description=str(document.get("description") or ""),
+        nodes=document.get("nodes") or [],
+        edges=document.get("edges") or [],
+    )
+
+
+def workflow_soft_delete(workflow: Workflow) -> None:
+    """Hide the workflow everywhere; its state is kept (an admin may restore it)."""
+    with transaction.atomic():
+        workflow.soft_delete()
+        audit("workflow.delete", organization=workflow.organization_id, target=workflow)
+
+
+@transaction.atomic
+def workflow_hard_delete(workflow: Workflow) -> None:
+    """Delete the workflow with its executions and its state."""
+    audit("workflow.hard_delete", organization=workflow.organization_id, target=workflow)
+    workflow.delete()
