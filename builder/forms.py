@@ -1,9 +1,10 @@
 """Config forms built from the action registry (DESIGN.md §8).
 
 Every registered action and trigger gets a Django form whose fields come from its
-ConfigFields. Values are text exactly as typed, so a ``<<@…>>`` token is never stripped or
-turned into digits; each field is judged by the validator's own ``field_problem``, so a form
-never accepts what Validate would refuse, nor refuses what it accepts.
+ConfigFields. The form only displays: its inputs hold text exactly as typed (a ``<<@…>>`` token
+is never stripped or turned into digits), and each field's text is judged and typed by the
+field's own parser (ConfigField.parse), the one the validator and every save use, so a form never
+accepts what Validate would refuse, nor refuses what it accepts.
 """
 
 from __future__ import annotations
@@ -13,21 +14,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from django import forms
-from django.core.exceptions import ValidationError
 
-from keeperstate.core.errors import CodedError
-from keeperstate.engine.references import TOKEN_RE, find_references
-from keeperstate.engine.registry import TRIGGERS, ConfigField, get_action
-from keeperstate.engine.validation import field_problem
-
-_MISSING = object()
-
-
-class FieldProblem(Exception):
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code = code
-        self.message = message
+from keeperstate.core.errors import CodedError, form_error
+from keeperstate.engine.fields import MISSING, ConfigField
+from keeperstate.engine.registry import TRIGGERS, get_action
 
 
 @dataclass(frozen=True)
@@ -80,12 +70,6 @@ def example_placeholder(text: str) -> str:
     return text if text.lower().startswith("e.g.") else f"e.g. {text}"
 
 
-def required_message(config_field: ConfigField) -> str:
-    # The help text stands under the field already; the error says only what is wrong.
-    return f"{config_field.label} is required: enter a value or pick one with @." if config_field.accepts_references \
-        else f"{config_field.label} is required: enter a value."
-
-
 def _widget(config_field: ConfigField) -> forms.Widget:
     attrs: dict[str, Any] = {
         "data-kind": config_field.kind,
@@ -122,83 +106,6 @@ def _django_field(config_field: ConfigField) -> forms.Field:
             label=config_field.label, required=False, choices=choices, widget=_widget(config_field)
         )
     return forms.CharField(label=config_field.label, required=False, strip=False, widget=_widget(config_field))
-
-
-def normalise_field(config_field: ConfigField, raw: Any) -> Any:
-    """The config value of one field's text, or _MISSING when it is left empty.
-
-    Raises FieldProblem with the validator's code and message when the text is not acceptable.
-    Integer literals become ints; references and JSON/text values stay text as typed (the
-    runner types them), except a JSON field that takes no references, which becomes its JSON.
-    """
-    text = "" if raw is None else str(raw)
-    if not text.strip():
-        if config_field.required:
-            raise FieldProblem("REQUIRED", required_message(config_field))
-        return _MISSING
-    has_tokens = bool(TOKEN_RE.search(text))
-    if has_tokens and not config_field.accepts_references:
-        raise FieldProblem(
-            "REFERENCE_NOT_ALLOWED", f"{config_field.label} does not take @ references; enter a value."
-        )
-    for ref in find_references(text):
-        if ref.steps is None:
-            raise FieldProblem(
-                "REFERENCE_INVALID", f"{ref.token} does not name a field. Pick the value again from the @ list."
-            )
-    if config_field.kind == "json" and not config_field.accepts_references:
-        return _json_literal(config_field, text)
-    if config_field.kind in ("pairs", "boolean"):
-        problem = field_problem(config_field, text)
-        if problem is not None:
-            raise FieldProblem(*problem)
-        return _checked(config_field, text)  # an object of rows / true or false
-    if config_field.kind == "select":
-        if text not in config_field.choices:
-            choices = ", ".join(config_field.choices)
-            raise FieldProblem("INVALID_CHOICE", f"{config_field.label} must be one of: {choices}.")
-        return text
-    problem = field_problem(config_field, text)
-    if problem is not None:
-        raise FieldProblem(*problem)
-    if has_tokens:
-        return text.strip() if config_field.kind == "integer" else text
-    if config_field.kind == "integer":
-        return _integer_literal(config_field, text)
-    if config_field.kind == "expression":
-        return text.strip()
-    if config_field.kind == "text" and config_field.check is not None:
-        return _checked(config_field, text)  # e.g. a literal key, trimmed
-    return text  # JSON/text values stay as typed: the runner coerces editor text when it runs
-
-
-def _json_literal(config_field: ConfigField, text: str) -> Any:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FieldProblem(
-            "INVALID_JSON",
-            f"{config_field.label} must be valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}).",
-        ) from exc
-    return _checked(config_field, value) if config_field.check is not None else value
-
-
-def _integer_literal(config_field: ConfigField, text: str) -> Any:
-    if config_field.check is not None:
-        return _checked(config_field, text)
-    stripped = text.strip()
-    if not stripped.lstrip("-").isdigit():
-        raise FieldProblem(
-            "INVALID_NUMBER", f"{config_field.label} takes a whole number or exactly one @ reference."
-        )
-    return int(stripped)
-
-
-def _checked(config_field: ConfigField, value: Any) -> Any:
-    try:
-        return config_field.check(value)  # type: ignore[misc]
-    except CodedError as exc:
-        raise FieldProblem(exc.code, exc.message) from exc
 
 
 def as_text(value: Any) -> str:
@@ -247,11 +154,11 @@ class ConfigForm(forms.Form):
             if self.has_error(config_field.name):
                 continue
             try:
-                value = normalise_field(config_field, cleaned.get(config_field.name))
-            except FieldProblem as problem:
-                self.add_error(config_field.name, ValidationError(problem.message, code=problem.code))
+                value = config_field.parse(cleaned.get(config_field.name))
+            except CodedError as exc:
+                self.add_error(config_field.name, form_error(exc))
                 continue
-            if value is not _MISSING:
+            if value is not MISSING:
                 config[config_field.name] = value
         self.config = config
         return cleaned
@@ -284,41 +191,3 @@ def form_data(spec: FormSpec, payload: dict[str, Any]) -> dict[str, str]:
     if spec.kind == "trigger":
         data.setdefault("triggerType", spec.id)
     return data
-
-
-def spec_for_node(node: dict[str, Any]) -> FormSpec | None:
-    config = _node_config(node)
-    if node.get("type") == "trigger":
-        return spec_for_trigger(str(config.get("triggerType") or "Manual"))
-    action_type = config.get("actionType")
-    return spec_for_action(action_type) if isinstance(action_type, str) else None
-
-
-def _node_config(node: Any) -> dict[str, Any]:
-    data = node.get("data") if isinstance(node, dict) else None
-    config = data.get("config") if isinstance(data, dict) else None
-    return config if isinstance(config, dict) else {}
-
-
-def normalise_graph(nodes: Any) -> Any:
-    """The nodes with each config passed through its form, so that saved configs are the
-    normalised ones (integer literals as numbers, a sample input as an object). A node whose
-    form has errors is left as it is: the validator reports the same errors for it."""
-    if not isinstance(nodes, list):
-        return nodes
-    result = []
-    for node in nodes:
-        spec = spec_for_node(node) if isinstance(node, dict) else None
-        if spec is None:
-            result.append(node)
-            continue
-        config = _node_config(node)
-        form = ConfigForm(spec, data=form_data(spec, config))
-        if not form.is_valid():
-            result.append(node)
-            continue
-        known = {f.name for f in spec.fields} | {spec.type_key}
-        merged = {k: v for k, v in config.items() if k not in known}
-        merged.update(form.config)
-        result.append({**node, "data": {**node["data"], "config": merged}})
-    return result

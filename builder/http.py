@@ -1,4 +1,7 @@
-"""Small HTTP helpers shared by the builder's views: JSON bodies, JSON errors, login checks."""
+"""Small HTTP helpers shared by the builder's views: JSON bodies, JSON errors, login checks.
+
+Errors answer the catalogue's one shape (keeperstate.core.errors.error_body), as the API does.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 
-from keeperstate.core.errors import CodedError
+from keeperstate.core.errors import Code, CodedError, error_body
 from keeperstate.core.inputs import BodyInvalid, read_json_request
 
 
@@ -16,8 +19,13 @@ def wants_json(request: HttpRequest) -> bool:
     return "application/json" in request.headers.get("Accept", "")
 
 
-def json_error(code: str, detail: str, *, status: int = 400, **extra: Any) -> JsonResponse:
-    return JsonResponse({"code": code, "detail": detail, **extra}, status=status)
+def json_error(error: Code | CodedError, detail: str | None = None, **extra: Any) -> JsonResponse:
+    """The JSON answer of a coded error or a catalogue entry, with the entry's status."""
+    status = error.status_code if isinstance(error, CodedError) else error.status
+    response = JsonResponse({**error_body(error, detail), **extra}, status=status)
+    if retry_after := getattr(error, "retry_after", None):  # THROTTLED
+        response["Retry-After"] = str(retry_after)
+    return response
 
 
 def read_json(request: HttpRequest) -> dict[str, Any]:
@@ -31,12 +39,12 @@ def read_json(request: HttpRequest) -> dict[str, Any]:
 
 
 def not_authenticated() -> JsonResponse:
-    return json_error("NOT_AUTHENTICATED", "Your session has ended. Log in again and retry.", status=401)
+    return json_error(Code.NOT_AUTHENTICATED, "Your session has ended. Log in again and retry.")
 
 
 def json_endpoint(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """A POST-only JSON endpoint for logged-in users: coded errors become 400 JSON, an unknown
-    or foreign workflow a 404 JSON. CSRF stays enforced by the middleware."""
+    """A POST-only JSON endpoint for logged-in users: coded errors become their JSON answer, an
+    unknown or foreign workflow a 404. CSRF stays enforced by the middleware."""
     return _json_view(view, "POST")
 
 
@@ -51,20 +59,14 @@ def _json_view(view: Callable[..., HttpResponse], method: str) -> Callable[..., 
         if not request.user.is_authenticated:
             return not_authenticated()
         if request.method != method:
-            response = json_error("METHOD_NOT_ALLOWED", f"Use {method}.", status=405)
+            response = json_error(Code.METHOD_NOT_ALLOWED, f"Use {method}.")
             response["Allow"] = method
             return response
         try:
             return view(request, *args, **kwargs)
         except CodedError as exc:
-            extra: dict[str, Any] = {"field": exc.field} if exc.field else {}
-            if exc.details:
-                extra["details"] = exc.details
-            response = json_error(exc.code, exc.message, status=exc.status_code, **extra)
-            if retry_after := getattr(exc, "retry_after", None):  # THROTTLED
-                response["Retry-After"] = str(retry_after)
-            return response
+            return json_error(exc)
         except Http404:
-            return json_error("NOT_FOUND", "No such workflow.", status=404)
+            return json_error(Code.NOT_FOUND, "No such workflow.")
 
     return wrapper

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from keeperstate.core.errors import CodedError
-from keeperstate.engine.graph import Graph
+from keeperstate.core.errors import Code, CodedError
+from keeperstate.engine.graph import Graph, GraphCycle
 from keeperstate.engine.references import (
     SECRETS_LABEL,
     SECRETS_NODE_ID,
@@ -23,17 +23,16 @@ from keeperstate.engine.references import (
     make_token,
 )
 from keeperstate.engine.registry import TRIGGERS, get_action
+from keeperstate.engine.results import Succeeded, result_from_json
 
 MAX_SAMPLE_DEPTH = 3
 _UNSAFE_KEY_CHARS = set(".[]<>")
 
 
 class NodeNotFound(CodedError):
-    code = "NODE_NOT_FOUND"
+    error = Code.NODE_NOT_FOUND
 
 
-class GraphHasCycle(CodedError):
-    code = "CYCLE"
 
 
 def reference_options(
@@ -58,11 +57,7 @@ def reference_options(
             f"There is no node '{node_id}' in this graph; select a node of the workflow.", details={"nodeId": node_id}
         )
     if (loop := graph.cycle()) is not None:
-        raise GraphHasCycle(
-            f"The workflow has a cycle ({' → '.join(loop)}), so no node runs before another; "
-            "remove one of its edges.",
-            details={"cycle": loop},
-        )
+        raise GraphCycle(loop)
     sources = [_source(graph, upstream_id, last_results or {}) for upstream_id in graph.upstream(node_id)]
     sources.append(system_source())
     if secret_names is not None:
@@ -83,7 +78,7 @@ def _source(graph: Graph, node_id: str, last_results: dict[str, Any]) -> dict[st
         if trigger is not None and trigger.output_fields:  # a run input of fixed shape (Schedule)
             fields = [_field(node_id, label, f.name, f.type, f.description) for f in trigger.output_fields]
         else:
-            sample = _sample(config.get("sampleInput"))
+            sample = _sample(trigger, config.get("sampleInput"))
             fields = [_field(node_id, label, path, t, d) for path, t, d in sample_fields(sample)]
         hint = None if fields else (
             'Give the trigger a sample input (e.g. {"block": 100}) to pick the fields of the run input here.'
@@ -107,8 +102,8 @@ def _source(graph: Graph, node_id: str, last_results: dict[str, Any]) -> dict[st
 
 
 def _last_data(last_results: dict[str, Any], node_id: str) -> dict[str, Any]:
-    result = last_results.get(node_id)
-    data = result.get("data") if isinstance(result, dict) and result.get("success") else None
+    result = result_from_json(last_results.get(node_id))
+    data = result.data if isinstance(result, Succeeded) else None
     return data if isinstance(data, dict) else {}
 
 
@@ -129,14 +124,16 @@ def system_source() -> dict[str, Any]:
             "fields": fields, "hint": None}
 
 
-def _sample(raw: Any) -> Any:
-    # The editor may send the sample input as the text being typed.
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return None
-    return raw
+def _sample(trigger: Any, raw: Any) -> Any:
+    """The sample input as its field parses it: the editor's unsaved graph may hold the text being
+    typed. None while it is not a valid sample."""
+    config_field = trigger.config_field("sampleInput") if trigger is not None else None
+    if config_field is None:
+        return None
+    try:
+        return config_field.parse(raw)
+    except CodedError:
+        return None
 
 
 def sample_fields(

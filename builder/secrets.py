@@ -12,14 +12,13 @@ from typing import Any, cast
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from keeperstate.accounts.access import organizations_of
 from keeperstate.accounts.models import Organization
-from keeperstate.core.errors import CodedError
+from keeperstate.core.errors import CodedError, form_checked
 from keeperstate.secrets.names import MAX_SECRET_BYTES, check_name, check_value
 from keeperstate.secrets.store import secret_delete, secret_put, secrets_of
 
@@ -45,17 +44,11 @@ class SecretForm(forms.Form):
             field.initial = field.queryset.first()
 
     def clean_name(self) -> str:
-        return _checked(check_name, self.cleaned_data.get("name"))
+        return form_checked(check_name, self.cleaned_data.get("name"))
 
     def clean_value(self) -> str:
-        return _checked(check_value, self.cleaned_data.get("value"))
+        return form_checked(check_value, self.cleaned_data.get("value"))
 
-
-def _checked(check: Any, value: Any) -> Any:
-    try:
-        return check(value)
-    except CodedError as exc:
-        raise ValidationError(exc.message, code=exc.code) from exc
 
 
 @login_required

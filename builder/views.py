@@ -1,5 +1,6 @@
 """The builder's pages and fragments: the workflow list, the editor, the palette and the
-config forms. The JSON endpoints (references, save, validate, run) live in endpoints.py."""
+config forms. The @ autocomplete is autocomplete.py and the State panel state_panel.py; the
+editor saves, validates and runs through the API."""
 
 from __future__ import annotations
 
@@ -8,21 +9,19 @@ from typing import Any, cast
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
-from django.db.models import OuterRef, Subquery
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_http_methods
 
 from builder.forms import ConfigForm, FormSpec, form_data, initial_values, spec_for_action, spec_for_trigger
-from builder.http import not_authenticated, read_json, wants_json
+from builder.http import json_error, not_authenticated, read_json, wants_json
 from builder.palette import editor_catalogue, form_url, palette_groups
-from keeperstate.accounts.access import get_workflow_for, organizations_of, workflows_visible_to
+from keeperstate.accounts.access import get_workflow_for, organizations_of
 from keeperstate.accounts.models import Organization
-from keeperstate.api.serializers import WorkflowOutput
-from keeperstate.core.errors import CodedError
+from keeperstate.core.errors import CodedError, form_error
 from keeperstate.engine.graph import Graph, GraphInvalid
-from keeperstate.executions.models import WorkflowExecution
+from keeperstate.workflows.selectors import workflows_for_list
 from keeperstate.workflows.services import workflow_create
 
 
@@ -44,18 +43,6 @@ class WorkflowCreateForm(forms.Form):
             field.initial = organizations.first()
 
 
-def workflows_for_list(user: Any) -> Any:
-    """The user's workflows with their newest run's status and time, in one query."""
-    newest = WorkflowExecution.objects.filter(workflow=OuterRef("pk")).order_by("-queued_at")
-    return (
-        workflows_visible_to(user)
-        .select_related("organization")
-        .annotate(last_run_status=Subquery(newest.values("status")[:1]),
-                  last_run_at=Subquery(newest.values("queued_at")[:1]))
-        .order_by("-updated_at", "id")
-    )
-
-
 @login_required
 @ensure_csrf_cookie  # the list's rename, duplicate and delete call the API with the CSRF cookie
 @require_http_methods(["GET", "POST"])
@@ -67,7 +54,7 @@ def workflow_list(request: HttpRequest) -> HttpResponse:
                 organization=form.cleaned_data["organization"], user=request.user, name=form.cleaned_data["name"]
             )
         except CodedError as exc:
-            form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+            form.add_error(exc.field if exc.field in form.fields else None, form_error(exc))
         else:
             return redirect("builder:editor", workflow_id=workflow.id)
     has_organization = organizations_of(request.user).exists()
@@ -86,13 +73,13 @@ def workflow_list(request: HttpRequest) -> HttpResponse:
 def editor(request: HttpRequest, workflow_id: Any) -> HttpResponse:
     workflow = get_workflow_for(request.user, workflow_id)
     graph = {"id": str(workflow.id), "name": workflow.name, "nodes": workflow.nodes, "edges": workflow.edges}
-    # Active switch, next run and webhook: the API's own workflow shape, the URL made absolute.
-    api = WorkflowOutput(workflow).data
+    # What the switches beside the graph start with; the page reads the workflow from the API
+    # (GET /api/workflows/<id>/) again after each change.
     settings = {
-        "active": api["active"],
-        "nextRunAt": api["nextRunAt"],
-        "webhookUrl": request.build_absolute_uri(api["webhookUrl"]),
-        "webhookSecret": api["webhookSecret"],
+        "active": workflow.active,
+        "nextRunAt": workflow.next_run_at.isoformat() if workflow.next_run_at else None,
+        "webhookUrl": request.build_absolute_uri(workflow.webhook_path),
+        "webhookSecret": workflow.webhook_secret,
     }
     return render(
         request,
@@ -143,7 +130,7 @@ def _config_form(request: HttpRequest, spec: FormSpec) -> HttpResponse:
         else:  # JSON, or a coded 415 from the one body reader
             data = form_data(spec, read_json(request))
     except CodedError as exc:  # the body reader's PARSE_ERROR, REQUEST_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE
-        return JsonResponse({"valid": False, "code": exc.code, "detail": exc.message}, status=exc.status_code)
+        return json_error(exc, valid=False)
     form = ConfigForm(spec, data=data)
     valid = form.is_valid()
     if wants_json(request):

@@ -11,7 +11,7 @@ from django.db import transaction
 
 from keeperstate.accounts.models import ApiToken
 from keeperstate.audit.log import audit
-from keeperstate.core.errors import CodedError
+from keeperstate.core.errors import Code, CodedError
 from keeperstate.core.text import text_problem
 
 MAX_NAME_LENGTH = 100
@@ -19,7 +19,7 @@ MAX_EXPIRY_DAYS = 3650
 
 
 class TokenInvalid(CodedError):
-    code = "TOKEN_INVALID"
+    error = Code.TOKEN_INVALID
 
 
 def default_expiry_days() -> int | None:

@@ -7,10 +7,9 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
-from django.core.exceptions import ValidationError
 
 from keeperstate.admin.scoping import TenantScopedAdmin
-from keeperstate.core.errors import CodedError
+from keeperstate.core.errors import form_checked
 from keeperstate.secrets.models import OrganizationSecret
 from keeperstate.secrets.names import check_name, check_value
 from keeperstate.secrets.store import secret_put
@@ -29,20 +28,14 @@ class OrganizationSecretForm(forms.ModelForm):
         fields = ["organization", "name"]
 
     def clean_name(self) -> str:
-        return _checked(check_name, self.cleaned_data.get("name"))
+        return form_checked(check_name, self.cleaned_data.get("name"))
 
     def clean_value(self) -> str:
         value = self.cleaned_data.get("value") or ""
         if not value and self.instance.pk:
             return ""
-        return _checked(check_value, value)
+        return form_checked(check_value, value)
 
-
-def _checked(check: Any, value: Any) -> Any:
-    try:
-        return check(value)
-    except CodedError as exc:
-        raise ValidationError(exc.message, code=exc.code) from exc
 
 
 @admin.register(OrganizationSecret)

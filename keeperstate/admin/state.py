@@ -23,11 +23,11 @@ from keeperstate.admin.display import (
     usage_text,
 )
 from keeperstate.admin.scoping import TenantScopedAdmin
-from keeperstate.core.errors import CodedError
+from keeperstate.core.errors import form_checked
 from keeperstate.state.maintenance import admin_delete, admin_update
 from keeperstate.state.models import WorkflowState, WorkflowStateEvent
 from keeperstate.state.selectors import org_usage
-from keeperstate.state.values import encode_value
+from keeperstate.state.values import check_storable
 
 HISTORY_SHOWN = 50
 VALUE_PREVIEW = 40  # characters of a value in the state list; the change page shows it whole
@@ -64,12 +64,7 @@ class WorkflowStateForm(forms.ModelForm):
         fields = ["value", "expires_at"]
 
     def clean_value(self) -> Any:
-        value = self.cleaned_data["value"]
-        try:
-            encode_value(value)
-        except CodedError as exc:
-            raise forms.ValidationError(exc.message, code=exc.code) from exc
-        return value
+        return form_checked(check_storable, self.cleaned_data["value"])
 
 
 @admin.register(WorkflowState)

@@ -1,10 +1,11 @@
 """The API's one exception handler: every failure becomes one of two shapes (DESIGN.md §7, §9).
 
 * bad input to a serializer: 400 with field errors, ``{"field": ["message"]}``;
-* everything else: ``{"code", "detail"}`` plus ``field`` and ``details`` when they help, e.g.
-  STATE_VERSION_CONFLICT (409) with ``details: {"expected", "current"}`` and WORKFLOW_INVALID
-  (400) with the validation report in ``details``.
+* everything else: the catalogue's ``{"code", "detail"}`` (keeperstate.core.errors.error_body)
+  plus ``field`` and ``details`` when they help, e.g. STATE_VERSION_CONFLICT (409) with
+  ``details: {"expected", "current"}`` and WORKFLOW_INVALID (400) with the validation report.
 
+DRF's own exceptions answer under the catalogue entry of their code (NOT_AUTHENTICATED, THROTTLED…).
 Database driver text never reaches a client: a database error is logged and answered as 503.
 """
 
@@ -17,24 +18,21 @@ from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.db import DatabaseError
 from django.http import Http404
-from rest_framework import exceptions, status
+from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from keeperstate.core.errors import CodedError
+from keeperstate.core.errors import Code, CodedError, error_body
+from keeperstate.core.inputs import BodyTooLarge
 
 logger = logging.getLogger(__name__)
 
 
-class RequestTooLarge(exceptions.APIException):
-    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
-    default_detail = "The request body is too large."
-    default_code = "request_too_large"
-
-
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
+    if isinstance(exc, RequestDataTooBig):
+        exc = BodyTooLarge()
     if isinstance(exc, CodedError):
-        response = error_response(exc.status_code, exc.code, exc.message, field=exc.field, details=exc.details)
+        response = error_response(exc)
         if retry_after := getattr(exc, "retry_after", None):  # THROTTLED
             response["Retry-After"] = str(retry_after)
         return response
@@ -42,8 +40,6 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         exc = exceptions.NotFound(*exc.args)
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied(*exc.args)
-    elif isinstance(exc, RequestDataTooBig):
-        exc = RequestTooLarge()
     elif isinstance(exc, SuspiciousOperation):
         exc = exceptions.ParseError("The request was malformed.")
 
@@ -52,7 +48,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         set_rollback()
         return Response(data, status=exc.status_code)
     if isinstance(exc, exceptions.APIException):
-        response = error_response(exc.status_code, _code_of(exc), str(exc.detail))
+        response = error_response(_code_of(exc), str(exc.detail), status=exc.status_code)
         if auth_header := getattr(exc, "auth_header", None):
             response["WWW-Authenticate"] = auth_header
         if wait := getattr(exc, "wait", None):
@@ -60,36 +56,36 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         return response
     if isinstance(exc, DatabaseError):
         logger.error("database error in %s", _view_name(context), exc_info=exc)
-        return error_response(
-            status.HTTP_503_SERVICE_UNAVAILABLE,
-            "DATABASE_ERROR",
-            "The database could not complete the request; the error was logged. Try again.",
-        )
+        return error_response(Code.DATABASE_ERROR)
     logger.error("unexpected error in %s", _view_name(context), exc_info=exc)
-    return error_response(
-        status.HTTP_500_INTERNAL_SERVER_ERROR,
-        "INTERNAL_ERROR",
-        "Something went wrong on our side; the error was logged for the administrators.",
-    )
+    return error_response(Code.INTERNAL_ERROR)
 
 
-def error_response(
-    status_code: int, code: str, detail: str, *, field: str | None = None, details: dict[str, Any] | None = None
-) -> Response:
-    data: dict[str, Any] = {"code": code, "detail": detail}
-    if field:
-        data["field"] = field
-    if details:
-        data["details"] = details
+def error_response(error: Code | CodedError, detail: str | None = None, *, status: int | None = None) -> Response:
+    """The answer of a coded error or a catalogue entry, with the entry's status unless given."""
+    code = error.error if isinstance(error, CodedError) else error
     set_rollback()
-    return Response(data, status=status_code)
+    return Response(error_body(error, detail), status=status or code.status)
 
 
-def _code_of(exc: exceptions.APIException) -> str:
+def field_checked(check: Any, value: Any) -> Any:
+    """``check(value)`` in a serializer's validate method: its coded refusal becomes the field's
+    error ({"field": ["message"]}), keeping its code."""
+    try:
+        return check(value)
+    except CodedError as exc:
+        raise serializers.ValidationError(exc.message, code=exc.code) from exc
+
+
+def _code_of(exc: exceptions.APIException) -> Code:
+    """DRF's exception as a catalogue entry: by its code, else by its status."""
     if isinstance(exc, exceptions.PermissionDenied) and str(exc.detail).startswith("CSRF Failed"):
-        return "CSRF_FAILED"
+        return Code.CSRF_FAILED
     codes = exc.get_codes()
-    return codes.upper() if isinstance(codes, str) else exc.default_code.upper()
+    name = (codes if isinstance(codes, str) else exc.default_code).upper()
+    if name in Code.__members__:
+        return Code[name]
+    return Code.BAD_REQUEST if exc.status_code < 500 else Code.INTERNAL_ERROR
 
 
 def _view_name(context: dict[str, Any]) -> str:

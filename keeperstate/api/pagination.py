@@ -7,6 +7,8 @@ from typing import Any
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
 
+from keeperstate.core.numbers import whole_number
+
 
 class Pagination(PageNumberPagination):
     page_size = 50
@@ -18,9 +20,10 @@ class Pagination(PageNumberPagination):
         raw = request.query_params.get(self.page_size_query_param)
         if raw is None:
             return self.page_size
-        if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
+        size = whole_number(raw)
+        if size is None or size < 1:
             raise ValidationError({self.page_size_query_param: ["A whole number of at least 1."]})
-        return min(int(raw), self.max_page_size)
+        return min(size, self.max_page_size)
 
     def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
         parameters = super().get_schema_operation_parameters(view)

@@ -18,6 +18,7 @@ from rest_framework.response import Response
 
 from keeperstate.accounts.access import organizations_of
 from keeperstate.api.authentication import api_authentication_classes
+from keeperstate.api.exceptions import field_checked
 from keeperstate.api.fields import TextField
 from keeperstate.api.metadata import ApiMetadata
 from keeperstate.api.pagination import Pagination
@@ -55,7 +56,7 @@ class SecretPutInput(_OrganizationInput):
     )
 
     def validate_value(self, value: str) -> str:
-        return _checked(check_value, value)
+        return field_checked(check_value, value)
 
 
 class SecretOrganizationQuery(_OrganizationInput):
@@ -68,12 +69,6 @@ class SecretListQuery(WorkflowListQuery):
         help_text="Only the secrets of this organization (slug or id).",
     )
 
-
-def _checked(check: Any, value: Any) -> Any:
-    try:
-        return check(value)
-    except CodedError as exc:
-        raise serializers.ValidationError(exc.message, code=exc.code) from exc
 
 
 class _SecretsView(GenericAPIView):

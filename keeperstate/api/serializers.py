@@ -20,14 +20,23 @@ from keeperstate.api.fields import (
     OrganizationRefField,
     StrictBooleanField,
     TextField,
+    WholeNumberField,
     edges_field,
     nodes_field,
 )
-from keeperstate.engine.registry import FieldKind, all_actions
+from keeperstate.core.numbers import whole_number
+from keeperstate.engine.fields import FieldKind
+from keeperstate.engine.registry import all_actions
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.workflows.models import Workflow
 
-MAX_ID_DIGITS = 18  # a longer number cannot be a bigint id; it can still be a slug
+MAX_ID = 2**63 - 1  # a larger number cannot be a bigint id; its text can still be a slug
+
+
+def organization_id(text: str) -> int | None:
+    """The organization id an organization reference names, when it is one (digits only)."""
+    number = whole_number(text)
+    return number if number is not None and 0 < number <= MAX_ID else None
 
 # SHADOWING: some output keys (data, errors, label, required) are also attribute names of
 # Serializer or Field. DRF's metaclass takes declared fields off the class, so at run time they
@@ -93,8 +102,8 @@ class _OrganizationInput(serializers.Serializer):
     def validate_organization(self, value: str) -> Organization:
         mine = organizations_of(self.context["request"].user)
         match = mine.filter(slug=value).first()
-        if match is None and value.isdigit() and len(value) <= MAX_ID_DIGITS:
-            match = mine.filter(pk=int(value)).first()
+        if match is None and (pk := organization_id(value)) is not None:
+            match = mine.filter(pk=pk).first()
         if match is None:
             # The same answer whether the organization exists or not: ids cannot be probed.
             raise serializers.ValidationError(f"You are not a member of an organization '{value}'.")
@@ -161,8 +170,8 @@ class WorkflowListQuery(serializers.Serializer):
         if not value:
             return Q()
         match = Q(organization__slug=value)
-        if value.isdigit() and len(value) <= MAX_ID_DIGITS:
-            match |= Q(organization_id=int(value))
+        if (pk := organization_id(value)) is not None:
+            match |= Q(organization_id=pk)
         return match
 
 
@@ -218,7 +227,7 @@ class ExecuteQuery(serializers.Serializer):
 
 
 class WebhookQuery(serializers.Serializer):
-    wait = serializers.IntegerField(
+    wait = WholeNumberField(
         required=False,
         min_value=1,
         max_value=30,

@@ -9,9 +9,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from keeperstate.accounts.tokens import MAX_EXPIRY_DAYS, MAX_NAME_LENGTH, create_token, revoke_token, tokens_of
-from keeperstate.api.fields import TextField
+from keeperstate.api.fields import TextField, WholeNumberField
 from keeperstate.api.schema import errors
 from keeperstate.api.views import JSONOnly, validated
+from keeperstate.core.errors import Code, CodedError
 
 
 class TokenOutput(serializers.Serializer):
@@ -28,7 +29,7 @@ class TokenCreatedOutput(TokenOutput):
 
 class TokenCreateInput(serializers.Serializer):
     name = TextField(max_length=MAX_NAME_LENGTH, allow_blank=True, required=False, default="")
-    expiresInDays = serializers.IntegerField(
+    expiresInDays = WholeNumberField(
         min_value=1, max_value=MAX_EXPIRY_DAYS, allow_null=True, required=False,
         help_text="Days until the token stops working; null: never; absent: the server's default.",
     )
@@ -55,6 +56,5 @@ class TokenRevokeView(JSONOnly):
                    responses={204: None, **errors(401, 404)})
     def delete(self, request: Request, prefix: str) -> Response:
         if not revoke_token(request.user, prefix):
-            return Response({"code": "NOT_FOUND", "detail": "You have no token with this prefix."},
-                            status=status.HTTP_404_NOT_FOUND)
+            raise CodedError.of(Code.NOT_FOUND, "You have no token with this prefix.")
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -32,8 +32,11 @@ from keeperstate.api.parsers import JSONParser
 from keeperstate.api.permissions import HardDeleteByOwnersAndAdmins
 from keeperstate.api.schema import IDEMPOTENCY_KEY_HEADER, WorkflowBadRequest, errors
 from keeperstate.api.serializers import ExecuteQuery
+from keeperstate.core.errors import Code, error_body
 from keeperstate.engine.context import RunContext
-from keeperstate.engine.registry import TRIGGERS, all_actions
+from keeperstate.engine.fields import parse_config
+from keeperstate.engine.registry import TRIGGERS, all_actions, get_action
+from keeperstate.engine.results import Succeeded
 from keeperstate.engine.runner import run_action
 from keeperstate.engine.validation import validate_graph
 from keeperstate.executions.models import WorkflowExecution
@@ -217,7 +220,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
         started = start_run(
             workflow,
             run_input,
-            trigger=WorkflowExecution.Trigger.API,
+            trigger=trigger_of(request),
             user=request.user,
             idempotency_key=check_idempotency_key(request.headers.get("Idempotency-Key")),
             background=query.validated_data["async"],
@@ -244,6 +247,12 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
             workflow.executions.select_related("triggered_by").order_by("-queued_at", "id")
         )
         return self.get_paginated_response(s.ExecutionOutput(page, many=True).data)
+
+
+def trigger_of(request: Request) -> str:
+    """``api`` for a client with a token; ``manual`` for a person in the browser (a session): the
+    editor's Run calls this endpoint too."""
+    return WorkflowExecution.Trigger.API if request.auth is not None else WorkflowExecution.Trigger.MANUAL
 
 
 def execution_response(started: Started, created_status: int) -> Response:
@@ -279,11 +288,16 @@ class NodeExecuteView(JSONOnly):
     )
     def post(self, request: Request) -> Response:
         data = validated(s.NodeExecuteInput, request)
+        definition = get_action(data["actionType"])
+        assert definition is not None  # the serializer's choices are the registry's actions
+        config, errors = parse_config(definition.config_fields, data["config"])
+        if errors:  # the config no workflow could store: the node's failure, as a run would record it
+            return Response(s.NodeResultOutput(errors[0].as_result()).data)
         result, _handle = run_action(
             data["actionType"],
-            data["config"],
+            config,
             RunContext(),
-            results={DIRECT_TRIGGER_ID: {"success": True, "data": data["input"]}},
+            results={DIRECT_TRIGGER_ID: Succeeded(data["input"])},
             labels={DIRECT_TRIGGER_ID: DIRECT_TRIGGER_LABEL},
         )
         return Response(s.NodeResultOutput(result).data)
@@ -317,4 +331,4 @@ def not_found(request: HttpRequest) -> JsonResponse:
             resolved = None
         if resolved is not None and resolved.url_name != "not-found":
             detail += f" Did you mean {request.path}/ ? API paths end with a slash."
-    return JsonResponse({"code": "NOT_FOUND", "detail": detail}, status=404)
+    return JsonResponse(error_body(Code.NOT_FOUND, detail), status=404)

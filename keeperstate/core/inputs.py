@@ -20,9 +20,10 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest
+from django.http.request import RawPostDataException
 from django.utils.http import parse_header_parameters
 
-from keeperstate.core.errors import CodedError
+from keeperstate.core.errors import Code, CodedError
 
 MAX_DEPTH = 64  # configs are shallow; deeper documents are mistakes or attacks on recursion
 JSON_MEDIA_TYPES = ("application/json",)
@@ -31,18 +32,15 @@ JSON_MEDIA_TYPES = ("application/json",)
 class BodyInvalid(CodedError):
     """Malformed JSON, or JSON no part of the service could hold (400)."""
 
-    code = "PARSE_ERROR"
-    status_code = 400
+    error = Code.PARSE_ERROR
 
 
 class BodyTooLarge(CodedError):
-    code = "REQUEST_TOO_LARGE"
-    status_code = 413
+    error = Code.REQUEST_TOO_LARGE
 
 
 class BodyMediaUnsupported(CodedError):
-    code = "UNSUPPORTED_MEDIA_TYPE"
-    status_code = 415
+    error = Code.UNSUPPORTED_MEDIA_TYPE
 
 
 def parse_json_body(raw: bytes, *, limit: int | None, encoding: str | None = None) -> Any:
@@ -83,15 +81,23 @@ def read_json_request(request: HttpRequest, *, empty: Any = None, limit: int | N
         raw = request.body
     except RequestDataTooBig as exc:
         raise BodyTooLarge(f"The request body is larger than {limit} bytes. Send a smaller body.") from exc
+    except RawPostDataException as exc:
+        # A multipart body that something before the view (the CSRF check) already parsed as a
+        # form: it was not JSON, and its raw bytes are gone.
+        raise _not_json(request) from exc
     if not raw:
         return empty
     if request.content_type not in JSON_MEDIA_TYPES:
-        raise BodyMediaUnsupported(
-            f"The body is '{(request.content_type or 'of no type')[:60]}'; send JSON with "
-            "Content-Type: application/json."
-        )
+        raise _not_json(request)
     # content_params, not request.encoding: Django drops an unknown charset there silently.
     return parse_json_body(raw, limit=limit, encoding=(request.content_params or {}).get("charset"))
+
+
+def _not_json(request: HttpRequest) -> BodyMediaUnsupported:
+    return BodyMediaUnsupported(
+        f"The body is '{(request.content_type or 'of no type')[:60]}'; send JSON with "
+        "Content-Type: application/json."
+    )
 
 
 def charset_of(media_type: str | None) -> str | None:

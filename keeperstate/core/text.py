@@ -3,8 +3,11 @@ keys, sample-input fields) and for text Postgres jsonb cannot hold."""
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from typing import Any
+
+from keeperstate.core.numbers import MAX_SAFE_INTEGER
 
 # Unicode categories a name people read must not contain: controls (Cc: NUL, newline, tab…),
 # format characters (Cf: zero-width space U+200B, right-to-left override U+202E, BOM…), line
@@ -42,3 +45,35 @@ def has_nul(value: Any) -> bool:
         elif isinstance(item, list):
             stack.extend(item)
     return False
+
+
+class NotFinite(ValueError):
+    """Text that spells a number JSON cannot hold: NaN, Infinity, -Infinity."""
+
+
+def json_of_text(text: str) -> Any:
+    """What text typed by a person means as JSON (DESIGN.md §6, value typing).
+
+    Valid JSON text is that JSON (``{"a":1}``, ``[1]``, ``true``, ``"quoted"``, ``null``); a bare
+    number only when it round-trips exactly and is a safe integer or a finite float ("4219" is
+    4219, but "007", "1.50", "1e3" and wei amounts beyond 2^53 stay text); anything else is the text
+    itself, untrimmed. Raises NotFinite for NaN and Infinity, which no JSON reader keeps.
+    """
+    stripped = text.strip()
+    try:
+        parsed = json.loads(stripped, parse_constant=_not_finite)
+    except NotFinite:
+        raise
+    except ValueError:
+        return text
+    if isinstance(parsed, bool) or not isinstance(parsed, int | float):
+        return parsed
+    if json.dumps(parsed) != stripped:
+        return text  # "007", "1.50", "1e3": the text is not the number's own spelling
+    if isinstance(parsed, int) and abs(parsed) > MAX_SAFE_INTEGER:
+        return text  # beyond 2^53 a JavaScript reader would round it: keep the exact digits
+    return parsed
+
+
+def _not_finite(name: str) -> Any:
+    raise NotFinite(name)

@@ -25,6 +25,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
 from keeperstate.accounts.models import Organization
+from keeperstate.core.errors import Code, error_body
 from keeperstate.demo.graphs import ALERTS_SECRET
 from keeperstate.demo.models import DemoAlert
 from keeperstate.secrets.crypto import decrypt
@@ -70,12 +71,10 @@ def alerts(request: HttpRequest) -> HttpResponse:
 
 def _receive(request: HttpRequest) -> JsonResponse:
     if not _authorised(request.headers.get("Authorization", "")):
-        return JsonResponse(
-            {"code": "NOT_AUTHENTICATED", "detail": f"Send Authorization: Bearer <the demo organization's "
-             f"{ALERTS_SECRET} secret>."}, status=401,
-        )
+        detail = f"Send Authorization: Bearer <the demo organization's {ALERTS_SECRET} secret>."
+        return JsonResponse(error_body(Code.NOT_AUTHENTICATED, detail), status=401)
     if len(request.body) > MAX_ALERT_BYTES:
-        return JsonResponse({"code": "REQUEST_TOO_LARGE", "detail": "An alert is at most 16 KB."}, status=413)
+        return JsonResponse(error_body(Code.REQUEST_TOO_LARGE, "An alert is at most 16 KB."), status=413)
     try:
         payload: Any = json.loads(request.body or b"null", parse_constant=_refuse)
     except (ValueError, RecursionError):

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from keeperstate.core.errors import CodedError
+from keeperstate.core.errors import Code, CodedError
+from keeperstate.core.numbers import whole_number
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +32,7 @@ _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
 class EgressBlocked(CodedError):
-    code = "HTTP_EGRESS_BLOCKED"
+    error = Code.HTTP_EGRESS_BLOCKED
 
 
 @dataclass(frozen=True)
@@ -62,10 +63,10 @@ def parse_allow_entry(text: str) -> AllowEntry:
     host, port = text, None
     if text.startswith("["):
         host, _, rest = text[1:].partition("]")
-        port = int(rest[1:]) if rest.startswith(":") else None
+        port = _port(rest[1:]) if rest.startswith(":") else None
     elif text.count(":") == 1:
         host, _, raw_port = text.partition(":")
-        port = int(raw_port)
+        port = _port(raw_port)
     try:
         return AllowEntry(address=ipaddress.ip_address(host), port=port)
     except ValueError:
@@ -73,6 +74,13 @@ def parse_allow_entry(text: str) -> AllowEntry:
     if not host or any(c in host for c in " /@[]"):
         raise ValueError(f"not a host: {text!r}")
     return AllowEntry(host=host.lower().rstrip("."), port=port)
+
+
+def _port(text: str) -> int:
+    port = whole_number(text)
+    if port is None or not 0 < port < 65536:
+        raise ValueError(f"not a port: {text!r}")
+    return port
 
 
 def allow_entries(raw: Iterable[str] | str | None = None) -> list[AllowEntry]:

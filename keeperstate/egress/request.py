@@ -13,7 +13,8 @@ from typing import Any
 import httpx
 from django.conf import settings
 
-from keeperstate.core.errors import CodedError
+from keeperstate.core.errors import Code, CodedError
+from keeperstate.core.numbers import whole_number
 from keeperstate.egress.policy import EgressBlocked, allow_entries
 from keeperstate.egress.transport import guarded_client
 
@@ -24,23 +25,23 @@ EXCERPT_CHARS = 200
 
 
 class HttpTimeout(CodedError):
-    code = "HTTP_TIMEOUT"
+    error = Code.HTTP_TIMEOUT
 
 
 class HttpResponseTooLarge(CodedError):
-    code = "HTTP_RESPONSE_TOO_LARGE"
+    error = Code.HTTP_RESPONSE_TOO_LARGE
 
 
 class HttpRequestFailed(CodedError):
-    code = "HTTP_REQUEST_FAILED"
+    error = Code.HTTP_REQUEST_FAILED
 
 
 class HttpTooManyRedirects(CodedError):
-    code = "HTTP_TOO_MANY_REDIRECTS"
+    error = Code.HTTP_TOO_MANY_REDIRECTS
 
 
 class HttpResponseNotJson(CodedError):
-    code = "HTTP_RESPONSE_NOT_JSON"
+    error = Code.HTTP_RESPONSE_NOT_JSON
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,7 @@ def _timeout(timeout: float) -> HttpTimeout:
 
 def _read_capped(response: httpx.Response, limit: int, deadline: float, timeout: float) -> bytes:
     declared = response.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
+    if (size := whole_number(declared)) is not None and size > limit:
         raise _too_large(limit)
     chunks: list[bytes] = []
     size = 0

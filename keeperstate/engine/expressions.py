@@ -12,7 +12,7 @@ import ast
 import operator
 from typing import Any
 
-from keeperstate.core.errors import CodedError
+from keeperstate.core.errors import Code, CodedError
 
 MAX_EXPRESSION_LENGTH = 2000
 LITERAL_NAMES = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
@@ -39,7 +39,7 @@ _SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv
 
 
 class ConditionInvalid(CodedError):
-    code = "CONDITION_INVALID"
+    error = Code.CONDITION_INVALID
 
 
 def check_syntax(text: str) -> None:

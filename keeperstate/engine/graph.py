@@ -7,12 +7,25 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from keeperstate.core.errors import CodedError
+from keeperstate.core.errors import Code, CodedError
 from keeperstate.engine.references import NODE_ID_RE
 
 
 class GraphInvalid(CodedError):
-    code = "WORKFLOW_INVALID"
+    error = Code.WORKFLOW_INVALID
+
+
+class GraphCycle(GraphInvalid):
+    """A cycle: no node of it can run before another (the validator, the runner, the autocomplete)."""
+
+    error = Code.CYCLE
+
+    def __init__(self, loop: list[str]):
+        super().__init__(
+            f"The workflow has a cycle ({' → '.join(loop)}), so no node of it runs before another; "
+            "remove one of its edges.",
+            details={"cycle": loop},
+        )
 
 
 @dataclass(frozen=True)
@@ -176,9 +189,7 @@ class Graph:
 
     def topological_order(self) -> list[str]:
         if (loop := self.cycle()) is not None:
-            raise GraphInvalid(
-                f"The workflow has a cycle ({' → '.join(loop)}); remove one of its edges.", details={"cycle": loop}
-            )
+            raise GraphCycle(loop)
         indegree = {nid: len(self.incoming(nid)) for nid in self.nodes}
         queue = deque(nid for nid, d in indegree.items() if d == 0)
         order = []

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from keeperstate.core.errors import CodedError
+from keeperstate.core.errors import Code, CodedError
+from keeperstate.engine.results import Failed, Skipped, result_from_json
 from keeperstate.secrets.vault import SecretUnavailable, SecretVault
-from keeperstate.state.values import coerce_editor_text
+
+if TYPE_CHECKING:
+    from keeperstate.engine.fields import ConfigField
 
 NODE_ID_RE = re.compile(r"[^:<>\s]+")
 TOKEN_RE = re.compile(r"<<@(?P<node>" + NODE_ID_RE.pattern + r"):(?P<rest>.*?)>>")
@@ -36,7 +39,7 @@ SYSTEM_FIELDS = {
 
 
 class TemplateUnresolved(CodedError):
-    code = "TEMPLATE_UNRESOLVED"
+    error = Code.TEMPLATE_UNRESOLVED
 
 
 @dataclass(frozen=True)
@@ -115,39 +118,30 @@ class Resolver:
     def __init__(
         self,
         *,
-        results: dict[str, dict[str, Any]],
+        results: Mapping[str, Any],
         labels: dict[str, str],
         system: dict[str, Any],
         secrets: SecretVault | None = None,
     ):
+        # Typed results (the runner's), or their JSON shape (a recorded run, a test).
         self.results = results
         self.labels = labels
         self.system = system
         self.secrets = secrets
         self.failures: list[dict[str, str]] = []
 
-    def resolve_config(self, config: dict[str, Any], kinds: Mapping[str, str] | None = None) -> dict[str, Any]:
+    def resolve_config(self, config: dict[str, Any], fields: Sequence[ConfigField] = ()) -> dict[str, Any]:
         """The config with references resolved; raises TemplateUnresolved naming every failure.
 
-        ``kinds`` maps field names to their registry kind: an ``expression`` field gets its
-        references bound as typed names; a ``json`` field given as text is coerced like editor
-        text unless it is exactly one reference, which keeps the referenced type.
+        Each of ``fields`` resolves its own value (ConfigField.resolve: an expression gets its
+        references bound as typed names, a JSON field's text is read as JSON); any other key is
+        resolved as it is.
         """
-        kinds = kinds or {}
+        by_name = {f.name: f for f in fields}
         resolved = {}
         for name, value in config.items():
-            kind = kinds.get(name)
-            if kind == "expression" and isinstance(value, str):
-                resolved[name] = self._bind_expression(value, name)
-            elif kind == "pairs" and isinstance(value, str) and isinstance(_json_object(value), dict):
-                # rows saved as JSON text (an unsaved editor edit): resolve inside the object, so a
-                # value with quotes cannot break the JSON around it
-                resolved[name] = self._resolve_any(_json_object(value), name)
-            elif kind == "json" and isinstance(value, str) and not self._is_single_reference(value):
-                text = self._resolve_text(value, name)
-                resolved[name] = coerce_editor_text(text) if not self.failures else text
-            else:
-                resolved[name] = self._resolve_any(value, name)
+            config_field = by_name.get(name)
+            resolved[name] = config_field.resolve(value, self) if config_field else self.resolve_any(value, name)
         if self.failures:
             raise TemplateUnresolved(
                 "Could not resolve "
@@ -158,32 +152,37 @@ class Resolver:
             )
         return resolved
 
-    def _is_single_reference(self, text: str) -> bool:
+    def is_single_reference(self, text: str) -> bool:
+        """Whether the whole text is one reference (it then resolves to the value's own type)."""
         refs = find_references(text, self.labels)
         return len(refs) == 1 and text.strip() == refs[0].token
 
-    def _resolve_any(self, value: Any, field: str) -> Any:
+    def resolve_any(self, value: Any, field: str) -> Any:
+        """Texts resolved (resolve_text) at any depth of a value; other values as they are."""
         if isinstance(value, str):
-            return self._resolve_text(value, field)
+            return self.resolve_text(value, field)
         if isinstance(value, list):
-            return [self._resolve_any(v, field) for v in value]
+            return [self.resolve_any(v, field) for v in value]
         if isinstance(value, dict):
-            return {k: self._resolve_any(v, field) for k, v in value.items()}
+            return {k: self.resolve_any(v, field) for k, v in value.items()}
         return value
 
-    def _resolve_text(self, text: str, field: str) -> Any:
+    def resolve_text(self, text: str, field: str) -> Any:
+        """A text that is one reference: the referenced value with its type; otherwise the text
+        with each reference interpolated (objects and lists as compact JSON)."""
         refs = find_references(text, self.labels)
         if not refs:
             return text
-        if self._is_single_reference(text):
-            return self._value(refs[0], field)  # a whole-field reference keeps its JSON type
+        if self.is_single_reference(text):
+            return self._value(refs[0], field)
         out = text
         for ref in refs:
             value = self._value(ref, field)
             out = out.replace(ref.token, value if isinstance(value, str) else _compact(value), 1)
         return out
 
-    def _bind_expression(self, text: str, field: str) -> BoundExpression:
+    def bind_expression(self, text: str, field: str) -> BoundExpression:
+        """An expression whose references are names bound to the typed values."""
         bindings: dict[str, Any] = {}
         out = text
         for i, ref in enumerate(find_references(text, self.labels)):
@@ -212,14 +211,15 @@ class Resolver:
             return self._secret(steps)
         if ref.node_id not in self.labels:
             raise _Unresolved(f"there is no node '{ref.node_id}' in this workflow")
-        result = self.results.get(ref.node_id)
+        raw = self.results.get(ref.node_id)
+        result = result_from_json(raw) if raw is not None else None
         if result is None:
             raise _Unresolved(f"node '{ref.node_id}' has not run before this node (is it connected upstream?)")
-        if result.get("skipped"):
+        if isinstance(result, Skipped):
             raise _Unresolved(f"node '{ref.node_id}' was skipped (its branch was not taken)")
-        if not result.get("success"):
+        if isinstance(result, Failed):
             raise _Unresolved(f"node '{ref.node_id}' failed")
-        return walk(result.get("data"), steps, ref.path)
+        return walk(result.data, steps, ref.path)
 
     def _secret(self, steps: list[str | int]) -> str:
         name = steps[0]
@@ -247,13 +247,6 @@ def walk(data: Any, steps: list[str | int], path: str) -> Any:
                 raise _Unresolved(f"no field '{step}' in '{path}'")
             current = current[step]
     return current
-
-
-def _json_object(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
 
 
 def _compact(value: Any) -> str:

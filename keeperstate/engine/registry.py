@@ -11,53 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from keeperstate.core.errors import CodedError
 from keeperstate.core.text import has_nul, text_problem
+from keeperstate.engine.fields import ConfigField, ConfigInvalid
 from keeperstate.engine.schedules import OVERLAP_CHOICES, Schedule, check_cron, check_interval, check_timezone
 
 if TYPE_CHECKING:
     from keeperstate.engine.context import RunContext
-
-class ConfigInvalid(CodedError):
-    """A config value no action could take (an unknown option)."""
-
-    code = "CONFIG_INVALID"
-
-
-# pairs: an object of name → text (HTTP headers, query), shown as rows; boolean: true/false.
-FieldKind = Literal["text", "integer", "json", "expression", "select", "pairs", "boolean"]
-
-
-@dataclass(frozen=True)
-class ConfigField:
-    name: str
-    label: str
-    kind: FieldKind
-    required: bool = False
-    accepts_references: bool = True
-    help: str = ""
-    advanced: bool = False
-    choices: tuple[str, ...] = ()
-    default: Any = None
-    placeholder: str = ""
-    # Checks and normalises a literal (reference-free) value, raising a CodedError; shared by the
-    # validator and the builder's forms so both refuse exactly what the action would refuse.
-    check: Callable[[Any], Any] | None = field(default=None, compare=False, repr=False)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "label": self.label,
-            "kind": self.kind,
-            "required": self.required,
-            "acceptsReferences": self.accepts_references,
-            "help": self.help,
-            "advanced": self.advanced,
-            "choices": list(self.choices),
-            "default": self.default,
-            "placeholder": self.placeholder,
-        }
-
 
 @dataclass(frozen=True)
 class OutputField:
@@ -134,6 +93,9 @@ class TriggerDefinition:
     output_fields: tuple[OutputField, ...] = ()
     # Checks the config as a whole (fields that go together), raising a CodedError naming a field.
     check_config: Callable[[dict[str, Any]], Any] | None = field(default=None, compare=False, repr=False)
+
+    def config_field(self, name: str) -> ConfigField | None:
+        return next((f for f in self.config_fields if f.name == name), None)
 
     def as_dict(self) -> dict[str, Any]:
         return {

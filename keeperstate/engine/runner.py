@@ -17,34 +17,48 @@ from typing import Any
 
 from django.db import DatabaseError
 
-from keeperstate.core.errors import CodedError
+from keeperstate.core.errors import Code, CodedError
 from keeperstate.core.text import has_nul
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.graph import Graph
 from keeperstate.engine.references import Resolver, system_values
 from keeperstate.engine.registry import get_action
+from keeperstate.engine.results import (
+    SKIPPED,
+    EdgeState,
+    Failed,
+    NodeResult,
+    Succeeded,
+    edge_state,
+    result_from_json,
+    results_to_json,
+)
 from keeperstate.secrets.redaction import redacting
 
 logger = logging.getLogger(__name__)
 
 
 class RunInputInvalid(CodedError):
-    code = "INPUT_INVALID"
+    error = Code.INPUT_INVALID
 
 
 class UnknownAction(CodedError):
-    code = "UNKNOWN_ACTION"
+    error = Code.UNKNOWN_ACTION
 
 
 @dataclass
 class RunOutcome:
-    results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    results: dict[str, NodeResult] = field(default_factory=dict)
     error: str | None = None
     error_code: str | None = None
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    def results_json(self) -> dict[str, dict[str, Any]]:
+        """The results as an execution records them (nodeResults)."""
+        return results_to_json(self.results)
 
 
 # Called inside the node's transaction (see run_graph) with the outcome so far, after each node
@@ -75,38 +89,36 @@ def run_graph(
         return outcome
 
     labels = graph.labels()
-    taken: dict[str, str | None] = {}  # the source handle each finished node followed
     defaults = {nid: _default_handle(graph, nid) for nid in graph.nodes}
     for node_id in order:
         if node_id == trigger:
-            outcome.results[node_id] = {"success": True, "data": run_input}
+            outcome.results[node_id] = Succeeded(run_input)
             continue
         incoming = graph.incoming(node_id)
-        states = [_edge_state(e, outcome.results, taken, defaults) for e in incoming]
-        if not incoming or "blocked" in states:
+        states = {edge_state(outcome.results.get(e.source), e.source_handle or defaults[e.source]) for e in incoming}
+        if not incoming or EdgeState.BLOCKED in states:
             continue  # unconnected, or behind a failure: the branch stopped before it
-        if "live" not in states:
-            outcome.results[node_id] = {"skipped": True}
+        if EdgeState.LIVE not in states:
+            outcome.results[node_id] = SKIPPED
             continue
         writes, final = _has_side_effects(graph, node_id), node_id == order[-1]
         scope = node_transaction() if node_transaction is not None and writes else nullcontext()
         with scope:
-            result, handle = run_node(graph, node_id, outcome.results, labels, ctx)
+            result = run_node(graph, node_id, outcome.results, labels, ctx)
             outcome.results[node_id] = result
-            taken[node_id] = handle
-            if not result["success"] and outcome.error is None:
-                outcome.error = f"Node '{labels[node_id]}' ({node_id}) failed: {result['error']}"
-                outcome.error_code = result.get("code")
+            if isinstance(result, Failed) and outcome.error is None:
+                outcome.error = f"Node '{labels[node_id]}' ({node_id}) failed: {result.error}"
+                outcome.error_code = result.code
             if on_progress is not None and (writes or final):
                 on_progress(outcome, final)
     return outcome
 
 
 def run_node(
-    graph: Graph, node_id: str, results: dict[str, dict[str, Any]], labels: dict[str, str], ctx: RunContext
-) -> tuple[dict[str, Any], str | None]:
-    """Resolve one node's config and run its action: (node result, handle it follows)."""
-    return run_action(graph.action_type(node_id), graph.config(node_id), ctx, results=results, labels=labels)
+    graph: Graph, node_id: str, results: dict[str, NodeResult], labels: dict[str, str], ctx: RunContext
+) -> NodeResult:
+    """Resolve one node's config and run its action."""
+    return execute_action(graph.action_type(node_id), graph.config(node_id), ctx, results=results, labels=labels)
 
 
 def run_action(
@@ -114,63 +126,62 @@ def run_action(
     config: dict[str, Any],
     ctx: RunContext,
     *,
-    results: dict[str, dict[str, Any]] | None = None,
+    results: dict[str, Any] | None = None,
     labels: dict[str, str] | None = None,
 ) -> tuple[dict[str, Any], str | None]:
-    """Run one action with a resolved config; also the entry point of a direct node execution.
-
-    Secret values the run has used are redacted from the result (and from log records written
-    meanwhile), whatever the action put there."""
-    with redacting(ctx.secrets.used):
-        result, handle = _run_action(action_type, config, ctx, results=results, labels=labels)
-        return ctx.secrets.redact(result), handle
+    """A direct node execution: the action's result in its JSON shape, and the handle it chose.
+    ``results`` are earlier nodes' results, typed or in their JSON shape."""
+    typed = {node_id: result_from_json(result) for node_id, result in (results or {}).items()}
+    result = execute_action(action_type, config, ctx, results=typed, labels=labels)
+    return result.to_json(), result.handle if isinstance(result, Succeeded) else None
 
 
-def _run_action(
+def execute_action(
     action_type: str | None,
     config: dict[str, Any],
     ctx: RunContext,
     *,
-    results: dict[str, dict[str, Any]] | None,
+    results: dict[str, NodeResult] | None = None,
+    labels: dict[str, str] | None = None,
+) -> NodeResult:
+    """Run one action with its config's references resolved against earlier results.
+
+    Secret values the run has used are redacted from the result (and from log records written
+    meanwhile), whatever the action put there."""
+    with redacting(ctx.secrets.used):
+        result = _execute_action(action_type, config, ctx, results=results, labels=labels)
+        if isinstance(result, Succeeded):
+            return Succeeded(ctx.secrets.redact(result.data), result.handle)
+        if isinstance(result, Failed):
+            return Failed(result.code, ctx.secrets.redact(result.error), ctx.secrets.redact(result.details))
+        return result
+
+
+def _execute_action(
+    action_type: str | None,
+    config: dict[str, Any],
+    ctx: RunContext,
+    *,
+    results: dict[str, NodeResult] | None,
     labels: dict[str, str] | None,
-) -> tuple[dict[str, Any], str | None]:
+) -> NodeResult:
     try:
         definition = get_action(action_type or "")
         if definition is None:
             raise UnknownAction(f"Unknown action type '{action_type}'. Pick an action from the palette.")
         resolver = Resolver(results=results or {}, labels=labels or {}, system=system_values(), secrets=ctx.secrets)
-        kinds = {f.name: f.kind for f in definition.config_fields}
         settings = {k: v for k, v in config.items() if k != "actionType"}
-        data = definition.handler(resolver.resolve_config(settings, kinds), ctx)
+        data = definition.handler(resolver.resolve_config(settings, definition.config_fields), ctx)
         # Routing is the action's code too: a bug there fails the node, not the run's record.
         handle = definition.route(data) if definition.route else None
     except CodedError as exc:
-        return exc.as_result(), None
+        return Failed.of(exc)
     except DatabaseError:
         raise  # the run itself cannot go on; the execution service decides what the record says
     except Exception:
         logger.exception("action %r failed unexpectedly", action_type)
-        return {
-            "success": False,
-            "code": "ACTION_FAILED",
-            "error": "The action failed unexpectedly; the error was logged for the administrators. Try again.",
-        }, None
-    return {"success": True, "data": data}, handle
-
-
-def _edge_state(
-    edge: Any, results: dict[str, dict[str, Any]], taken: dict[str, str | None], defaults: dict[str, str | None]
-) -> str:
-    source = results.get(edge.source)
-    if source is None or (not source.get("skipped") and not source.get("success")):
-        return "blocked"
-    if source.get("skipped"):
-        return "dead"
-    handle = taken.get(edge.source)
-    wanted = edge.source_handle or defaults.get(edge.source)
-    if wanted is None or handle is None or wanted == handle:
-        return "live"
-    return "dead"
+        return Failed.of(CodedError.of(Code.ACTION_FAILED))
+    return Succeeded(data, handle)
 
 
 def _has_side_effects(graph: Graph, node_id: str) -> bool:

@@ -17,27 +17,23 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from cronsim import CronSim, CronSimError
 from django.conf import settings
 
-from keeperstate.core.errors import CodedError
+from keeperstate.core.errors import Code, CodedError
+from keeperstate.core.numbers import parse_whole_number
 
 OVERLAP_CHOICES = ("skip", "allow")
 
 
 class ScheduleInvalid(CodedError):
-    code = "SCHEDULE_INVALID"
+    error = Code.SCHEDULE_INVALID
 
 
 def check_interval(value: Any) -> int:
     """A whole number of seconds, at least KEEPERSTATE_MIN_INTERVAL."""
     minimum = settings.KEEPERSTATE_MIN_INTERVAL
-    number: Any = value.strip() if isinstance(value, str) else value
-    if isinstance(number, str) and number.isdigit():
-        number = int(number)
-    if isinstance(number, bool) or not isinstance(number, int) or number < minimum:
-        raise ScheduleInvalid(
-            f"The interval is a whole number of seconds, at least {minimum} (e.g. 60 for every minute).",
-            field="interval",
-        )
-    return number
+    return parse_whole_number(
+        value, field="interval", minimum=minimum, error=ScheduleInvalid,
+        message=f"The interval is a whole number of seconds, at least {minimum} (e.g. 60 for every minute).",
+    )
 
 
 def check_cron(value: Any) -> str:

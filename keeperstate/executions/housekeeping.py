@@ -21,6 +21,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from keeperstate.accounts.models import ApiToken
+from keeperstate.core.errors import Code
+from keeperstate.executions.lifecycle import transition
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.state.maintenance import trim_history
 
@@ -36,9 +38,9 @@ INTERRUPTED_MESSAGE = (
 def interrupt_stale_runs(now: datetime | None = None) -> int:
     now = now or timezone.now()
     cutoff = now - timedelta(seconds=settings.KEEPERSTATE_RUN_STALE_SECONDS)
-    return WorkflowExecution.objects.filter(status=Status.RUNNING, heartbeat_at__lt=cutoff).update(
-        status=Status.INTERRUPTED, finished_at=now, error=INTERRUPTED_MESSAGE, error_code="RUN_INTERRUPTED"
-    )
+    stale = WorkflowExecution.objects.filter(heartbeat_at__lt=cutoff)
+    return transition(stale, Status.INTERRUPTED, finished_at=now, error=INTERRUPTED_MESSAGE,
+                      error_code=Code.RUN_INTERRUPTED.name)
 
 
 def release_idempotency_keys(now: datetime | None = None) -> int:

@@ -18,9 +18,11 @@ from typing import Any
 from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
-from keeperstate.core.errors import CodedError
+from keeperstate.core.errors import Code, CodedError
 from keeperstate.engine.context import RunContext
+from keeperstate.engine.results import NodeResult
 from keeperstate.engine.runner import RunOutcome, check_input, run_graph
+from keeperstate.executions.lifecycle import transition
 from keeperstate.executions.liveness import heartbeating
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.ratelimits.counters import check_org_run_rate
@@ -36,12 +38,11 @@ MAX_IDEMPOTENCY_KEY = 200
 
 
 class WorkflowDeletedDuringRun(CodedError):
-    code = "WORKFLOW_DELETED"
-    status_code = 409
+    error = Code.WORKFLOW_DELETED
 
 
 class IdempotencyKeyInvalid(CodedError):
-    code = "IDEMPOTENCY_KEY_INVALID"
+    error = Code.IDEMPOTENCY_KEY_INVALID
 
 
 @dataclass(frozen=True)
@@ -127,8 +128,8 @@ def record_skipped(workflow: Workflow, tick: datetime) -> WorkflowExecution:
         input={"scheduledFor": tick.isoformat(), "firedAt": now.isoformat()},
         queued_at=now,
         finished_at=now,
-        error="Skipped: the previous run of this workflow was still queued or running (overlap: skip).",
-        error_code="RUN_SKIPPED",
+        error=Code.RUN_SKIPPED.message,
+        error_code=Code.RUN_SKIPPED.name,
     )
 
 
@@ -144,16 +145,15 @@ def run_queued(execution_id: str | uuid.UUID) -> WorkflowExecution | None:
     """Run a queued execution (the worker's job). Returns None when it is not queued any more:
     another worker started it, or it was interrupted; a run is never started twice."""
     now = timezone.now()
-    claimed = WorkflowExecution.objects.filter(pk=execution_id, status=Status.QUEUED).update(
-        status=Status.RUNNING, started_at=now, heartbeat_at=now
-    )
+    claimed = transition(WorkflowExecution.objects.filter(pk=execution_id), Status.RUNNING, started_at=now,
+                         heartbeat_at=now)
     if not claimed:
         logger.info("execution %s is not queued any more; not running it again", execution_id)
         return None
     execution = WorkflowExecution.objects.select_related("workflow").get(pk=execution_id)
     workflow = execution.workflow
     if workflow.deleted_at is not None:
-        _finish(execution, _failed("WORKFLOW_DELETED", "The workflow was deleted before this run could start."))
+        _finish(execution, _failed(Code.WORKFLOW_DELETED, "The workflow was deleted before this run could start."))
         return execution
     try:
         _execute(execution, workflow)
@@ -166,7 +166,7 @@ def run_queued(execution_id: str | uuid.UUID) -> WorkflowExecution | None:
 def _execute(execution: WorkflowExecution, workflow: Workflow) -> None:
     ctx = RunContext(organization_id=workflow.organization_id, workflow_id=workflow.id, execution_id=execution.id)
     finished = False
-    recorded: dict[str, Any] = {}
+    recorded: dict[str, NodeResult] = {}
 
     def record(outcome: RunOutcome, final: bool) -> None:
         # Inside the node's transaction: the node's writes and this record commit together.
@@ -177,7 +177,7 @@ def _execute(execution: WorkflowExecution, workflow: Workflow) -> None:
             finished = True
         else:
             WorkflowExecution.objects.filter(pk=execution.pk, status=Status.RUNNING).update(
-                node_results=outcome.results, heartbeat_at=timezone.now()
+                node_results=outcome.results_json(), heartbeat_at=timezone.now()
             )
 
     try:
@@ -195,7 +195,7 @@ def _execute(execution: WorkflowExecution, workflow: Workflow) -> None:
     except Exception:
         logger.exception("execution %s failed outside any action", execution.pk)
         outcome = _failed(
-            "RUN_INTERNAL_ERROR",
+            Code.RUN_INTERNAL_ERROR,
             "The run stopped on an internal error, which was logged for the administrators. "
             "The node results show what ran before it.",
             results=recorded,
@@ -206,16 +206,16 @@ def _execute(execution: WorkflowExecution, workflow: Workflow) -> None:
 
 
 def _finish(execution: WorkflowExecution, outcome: RunOutcome) -> None:
-    execution.node_results = outcome.results
+    execution.node_results = outcome.results_json()
     execution.status = Status.SUCCESS if outcome.ok else Status.ERROR
     execution.error, execution.error_code = outcome.error, outcome.error_code
     execution.finished_at = timezone.now()
-    # An execution housekeeping took for dead still gets its real outcome: it was never replayed.
-    updated = WorkflowExecution.objects.filter(
-        pk=execution.pk, status__in=[Status.RUNNING, Status.INTERRUPTED]
-    ).update(
+    # From running, or from interrupted: a run housekeeping took for dead still gets its real
+    # outcome (keeperstate.executions.lifecycle).
+    updated = transition(
+        WorkflowExecution.objects.filter(pk=execution.pk),
+        execution.status,
         node_results=execution.node_results,
-        status=execution.status,
         error=execution.error,
         error_code=execution.error_code,
         finished_at=execution.finished_at,
@@ -227,8 +227,8 @@ def _finish(execution: WorkflowExecution, outcome: RunOutcome) -> None:
         )
 
 
-def _failed(code: str, message: str, *, results: dict[str, Any] | None = None) -> RunOutcome:
-    return RunOutcome(results=results or {}, error=message, error_code=code)
+def _failed(error: Code, message: str, *, results: dict[str, NodeResult] | None = None) -> RunOutcome:
+    return RunOutcome(results=results or {}, error=message, error_code=error.name)
 
 
 def _by_idempotency_key(workflow: Workflow, key: str) -> WorkflowExecution | None:

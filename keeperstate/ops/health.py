@@ -13,6 +13,8 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from keeperstate.core.errors import Code, error_body
+
 logger = logging.getLogger(__name__)
 
 
@@ -26,8 +28,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
         reason = next(iter(str(exc).strip().splitlines()), type(exc).__name__)
         logger.warning("health check: the database does not answer (%s)", reason)
         response = JsonResponse(
-            {"status": "unavailable", "code": "DATABASE_ERROR", "detail": "The database does not answer."},
-            status=503,
+            {"status": "unavailable", **error_body(Code.DATABASE_ERROR, "The database does not answer.")}, status=503
         )
         response["Retry-After"] = "5"
         return response

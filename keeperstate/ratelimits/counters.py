@@ -18,7 +18,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
-from keeperstate.core.errors import CodedError
+from keeperstate.core.errors import Code, CodedError
 
 HIT_SQL = """
 INSERT INTO rate_counter AS c (scope, ident, window_start, hits)
@@ -36,8 +36,7 @@ DELETE FROM rate_counter
 
 
 class Throttled(CodedError):
-    code = "THROTTLED"
-    status_code = 429
+    error = Code.THROTTLED
 
     def __init__(self, message: str, *, retry_after: int):
         super().__init__(message, details={"retryAfter": retry_after})

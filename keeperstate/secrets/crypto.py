@@ -12,11 +12,11 @@ from functools import cache
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
 
-from keeperstate.core.errors import CodedError
+from keeperstate.core.errors import Code, CodedError
 
 
 class SecretUndecryptable(CodedError):
-    code = "SECRET_UNDECRYPTABLE"
+    error = Code.SECRET_UNDECRYPTABLE
 
 
 @cache

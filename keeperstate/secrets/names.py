@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from keeperstate.core.errors import CodedError
+from keeperstate.core.errors import Code, CodedError
 
 SECRET_NAME_RE = re.compile(r"^[A-Za-z0-9_]{1,64}$")
 MAX_SECRET_BYTES = 8192
@@ -13,21 +13,19 @@ MAX_SECRETS_PER_ORGANIZATION = 200
 
 
 class SecretInvalidName(CodedError):
-    code = "SECRET_INVALID_NAME"
+    error = Code.SECRET_INVALID_NAME
 
 
 class SecretInvalidValue(CodedError):
-    code = "SECRET_INVALID_VALUE"
+    error = Code.SECRET_INVALID_VALUE
 
 
 class SecretLimit(CodedError):
-    code = "SECRET_LIMIT"
-    status_code = 409
+    error = Code.SECRET_LIMIT
 
 
 class SecretNotFound(CodedError):
-    code = "NOT_FOUND"
-    status_code = 404
+    error = Code.NOT_FOUND
 
 
 def check_name(name: Any) -> str:

@@ -4,51 +4,47 @@ from __future__ import annotations
 
 from typing import Any
 
-from keeperstate.core.errors import CodedError
+from keeperstate.core.errors import Code, CodedError
 
 
 class StateError(CodedError):
-    code = "STATE_ERROR"
+    """Any refusal of the state store (each subclass has its code)."""
 
 
 class StateInvalidKey(StateError):
-    code = "STATE_INVALID_KEY"
+    error = Code.STATE_INVALID_KEY
 
 
 class StateInvalidValue(StateError):
-    code = "STATE_INVALID_VALUE"
+    error = Code.STATE_INVALID_VALUE
 
 
 class StateValueTooLarge(StateError):
-    code = "STATE_VALUE_TOO_LARGE"
-    status_code = 413
+    error = Code.STATE_VALUE_TOO_LARGE
 
 
 class StateInvalidTTL(StateError):
-    code = "STATE_INVALID_TTL"
+    error = Code.STATE_INVALID_TTL
 
 
 class StateInvalidExpectedVersion(StateError):
-    code = "STATE_INVALID_EXPECTED_VERSION"
+    error = Code.STATE_INVALID_EXPECTED_VERSION
 
 
 class StateKeyLimit(StateError):
-    code = "STATE_KEY_LIMIT"
-    status_code = 409
+    error = Code.STATE_KEY_LIMIT
 
 
 class StateNoWorkflowContext(StateError):
-    code = "STATE_NO_WORKFLOW_CONTEXT"
+    error = Code.STATE_NO_WORKFLOW_CONTEXT
 
 
 class StateStorageError(StateError):
-    code = "STATE_STORAGE_ERROR"
-    status_code = 503
+    error = Code.STATE_STORAGE_ERROR
 
 
 class StateVersionConflict(StateError):
-    code = "STATE_VERSION_CONFLICT"
-    status_code = 409
+    error = Code.STATE_VERSION_CONFLICT
 
     def __init__(self, *, key: str, expected: int, current: int, current_value: Any = None):
         current_text = "the key does not exist" if current == 0 else f"its current version is {current}"
@@ -66,5 +62,4 @@ class StateVersionConflict(StateError):
 
 
 class StateOrgBudget(StateError):
-    code = "STATE_ORG_BUDGET"
-    status_code = 409
+    error = Code.STATE_ORG_BUDGET

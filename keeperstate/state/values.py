@@ -7,13 +7,13 @@ reaches Postgres and nothing is written (DESIGN.md §6).
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any
 
 from django.conf import settings
 
-from keeperstate.core.text import text_problem
+from keeperstate.core.numbers import MAX_SAFE_INTEGER, whole_number
+from keeperstate.core.text import NotFinite, json_of_text, text_problem
 from keeperstate.state.errors import (
     StateInvalidExpectedVersion,
     StateInvalidKey,
@@ -22,7 +22,6 @@ from keeperstate.state.errors import (
     StateValueTooLarge,
 )
 
-MAX_SAFE_INTEGER = 2**53 - 1
 MAX_BIGINT = 2**63 - 1
 # json.dumps writes U+0000 as the escape \u0000; an escaped backslash followed by "u0000" is
 # text the user typed and is fine, hence the even run of backslashes before it.
@@ -50,47 +49,26 @@ def normalize_key(key: Any) -> str:
 
 
 def coerce_editor_text(text: str) -> Any:
-    """Turn text typed in the editor into the JSON it means (DESIGN.md §6, value typing).
-
-    Valid JSON text becomes that JSON; a bare number becomes a number only when it round-trips
-    exactly and is a safe integer or a finite float (so "007" and wei amounts stay strings);
-    anything else stays a string. Empty text, ``null`` and non-finite numbers are rejected.
-    """
-    stripped = text.strip()
-    if not stripped:
+    """The JSON a State Set value's text means (keeperstate.core.text.json_of_text), refusing what
+    state cannot hold: empty text, JSON ``null`` and non-finite numbers."""
+    if not text.strip():
         raise StateInvalidValue(
             "The value is empty. Enter text, a number or JSON; to clear a key, delete it instead.", field="value"
         )
     try:
-        parsed = json.loads(stripped, parse_constant=_reject_constant)
-    except _NonFinite as exc:
+        parsed = json_of_text(text)
+    except NotFinite as exc:
         raise StateInvalidValue(
-            f"The value '{stripped}' is not a finite number. Store a finite number or quote it as text.",
+            f"The value '{text.strip()}' is not a finite number. Store a finite number or quote it as text.",
             field="value",
         ) from exc
-    except ValueError:
-        return text
     if parsed is None:
         raise StateInvalidValue(
             "The value is JSON null, which state cannot hold: State Get already reports a missing key "
             "as exists: false. Store a real value or delete the key.",
             field="value",
         )
-    if isinstance(parsed, bool) or not isinstance(parsed, int | float):
-        return parsed
-    if json.dumps(parsed) != stripped:
-        return text  # "007", "1.50", "1e3": the text is not the number's own spelling
-    if isinstance(parsed, int) and abs(parsed) > MAX_SAFE_INTEGER:
-        return text  # beyond 2^53 a JavaScript reader would round it: keep the exact digits
     return parsed
-
-
-class _NonFinite(ValueError):
-    pass
-
-
-def _reject_constant(name: str) -> Any:
-    raise _NonFinite(name)
 
 
 def encode_value(value: Any) -> str:
@@ -131,18 +109,17 @@ def encode_value(value: Any) -> str:
     return text
 
 
-def check_value(value: Any) -> Any:
-    """The JSON a value field means (text coerced as editor text), validated for storage."""
-    typed = coerce_editor_text(value) if isinstance(value, str) else value
-    encode_value(typed)
-    return typed
+def check_storable(value: Any) -> Any:
+    """The value itself once it is known to fit in state (encode_value's checks)."""
+    encode_value(value)
+    return value
 
 
 def parse_ttl(ttl: Any) -> int | None:
     """TTL in whole seconds ≥ 1, clamped to 365 days; None or empty text means no expiry."""
     if ttl is None or (isinstance(ttl, str) and not ttl.strip()):
         return None
-    seconds = _whole_number(ttl)
+    seconds = whole_number(ttl)
     if seconds is None or seconds < 1:
         raise StateInvalidTTL(
             f"TTL must be a whole number of seconds, 1 or more (got {ttl!r}). Leave it empty for no expiry.",
@@ -155,7 +132,7 @@ def parse_expected_version(expected: Any) -> int | None:
     """expectedVersion: a whole number ≥ 0 (0 = the key must not exist); None or empty = no check."""
     if expected is None or (isinstance(expected, str) and not expected.strip()):
         return None
-    version = _whole_number(expected)
+    version = whole_number(expected)
     # Versions are Postgres bigints: a number past 2^63 − 1 can never match, so it is a mistake
     # to report, not a conflict to retry.
     if version is None or version < 0 or version > MAX_BIGINT:
@@ -171,24 +148,9 @@ def parse_increment(by: Any) -> int:
     """State Increment's step: a whole number (negative decrements); None or empty means 1."""
     if by is None or (isinstance(by, str) and not by.strip()):
         return 1
-    step = _whole_number(by)
+    step = whole_number(by)
     if step is None or abs(step) > MAX_SAFE_INTEGER:
         raise StateInvalidValue(
             f"'By' must be a whole number such as 1 or -5 (got {by!r}), or one @ reference to one.", field="by"
         )
     return step
-
-
-def _whole_number(raw: Any) -> int | None:
-    """An int from an int, an integral float, or text of digits; None when it is anything else."""
-    if isinstance(raw, bool):
-        return None
-    if isinstance(raw, int):
-        return raw
-    if isinstance(raw, float):
-        return int(raw) if math.isfinite(raw) and raw.is_integer() else None
-    if isinstance(raw, str):
-        text = raw.strip()
-        if text.lstrip("-").isdigit() and text.isascii():
-            return int(text)
-    return None

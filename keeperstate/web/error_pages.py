@@ -17,17 +17,19 @@ from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template import loader
 
+from keeperstate.core.errors import Code, error_body
+
 logger = logging.getLogger("django.request")
 
 JSON_PREFIXES = ("/api/", "/hooks/")
 RETRY_AFTER_SECONDS = 5
 
-PAGES: dict[int, tuple[str, str]] = {
-    400: ("BAD_REQUEST", "The request could not be understood; check it and try again."),
-    403: ("PERMISSION_DENIED", "You do not have permission to perform this action."),
-    404: ("NOT_FOUND", "Nothing was found at this address; check the URL."),
-    500: ("INTERNAL_ERROR", "Something went wrong on our side; the error was logged for the administrators."),
-    503: ("DATABASE_ERROR", "The database could not complete the request; the error was logged. Try again."),
+PAGES = {
+    400: Code.BAD_REQUEST,
+    403: Code.PERMISSION_DENIED,
+    404: Code.NOT_FOUND,
+    500: Code.INTERNAL_ERROR,
+    503: Code.DATABASE_ERROR,
 }
 
 
@@ -59,8 +61,7 @@ def server_error(request: HttpRequest) -> HttpResponse:
 def error_response(request: HttpRequest | None, status: int) -> HttpResponse:
     response: HttpResponse
     if request is not None and request.path_info.startswith(JSON_PREFIXES):
-        code, detail = PAGES[status]
-        response = JsonResponse({"code": code, "detail": detail}, status=status)
+        response = JsonResponse(error_body(PAGES[status]), status=status)
     else:
         response = HttpResponse(_render(f"{status}.html"), status=status)
     if status == 503:

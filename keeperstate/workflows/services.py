@@ -1,7 +1,10 @@
 """Workflow services: create, update, duplicate and import, each validated the same way.
 
-The API and the builder call these; neither saves a Workflow on its own. State is never
-copied: a duplicate or an import is a new workflow id and so starts with empty state.
+Every way in (the API, which the editor uses too; the builder's workflow list; the demo; the
+commands; admin's actions) calls these, and none saves a Workflow's graph on its own. A graph is
+validated and every config field parsed into its one stored form (ConfigField.parse, through
+validate_graph) before it is stored, so what is stored does not depend on the way in. State is
+never copied: a duplicate or an import is a new workflow id and so starts with empty state.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from django.db import transaction
 
 from keeperstate.accounts.models import Organization
 from keeperstate.audit.log import audit
-from keeperstate.core.errors import CodedError
+from keeperstate.core.errors import Code, CodedError
 from keeperstate.core.text import text_problem
 from keeperstate.engine.validation import ValidationReport, validate_graph
 from keeperstate.executions.scheduling import refresh_schedule
@@ -22,11 +25,11 @@ MAX_NAME_LENGTH = 200
 
 
 class WorkflowNameInvalid(CodedError):
-    code = "INVALID_NAME"
+    error = Code.INVALID_NAME
 
 
 class WorkflowInvalid(CodedError):
-    code = "WORKFLOW_INVALID"
+    error = Code.WORKFLOW_INVALID
 
     def __init__(self, report: ValidationReport):
         first = report.errors[0]
@@ -60,12 +63,13 @@ def clean_name(name: Any) -> str:
 
 
 def _validated(nodes: Any, edges: Any) -> tuple[list[Any], list[Any]]:
+    """The graph as it is stored: validated, with every config field parsed."""
     if not nodes and not edges:
         return default_graph()
     report = validate_graph(nodes, edges)
     if not report.valid:
         raise WorkflowInvalid(report)
-    return nodes, edges
+    return report.nodes, edges
 
 
 def workflow_create(

@@ -54,3 +54,4 @@ def foreign_user(foreign_workflow):
 def foreign_run(foreign_workflow):
     """The foreign workflow after one run: it has an execution and a cursor in state."""
     return run_workflow(foreign_workflow, {"block": 7})
+

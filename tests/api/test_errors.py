@@ -10,7 +10,7 @@ from django.db import DataError
 from rest_framework import exceptions
 
 from keeperstate.api.exceptions import exception_handler
-from keeperstate.core.errors import CodedError
+from keeperstate.core.errors import Code, CodedError
 from keeperstate.state.errors import StateVersionConflict
 from keeperstate.workflows.models import Workflow
 
@@ -35,13 +35,13 @@ def test_version_conflict_is_409_with_expected_and_current():
 
 
 def test_a_coded_error_keeps_its_code_message_and_status():
-    class Gone(CodedError):
-        code = "GONE_AWAY"
-        status_code = 410
+    class Gone(CodedError):  # any catalogue entry; codes exist only there (keeperstate.core.errors)
+        error = Code.WORKFLOW_DELETED
 
     response = handle(Gone("It left. Look elsewhere."))
 
-    assert (response.status_code, response.data) == (410, {"code": "GONE_AWAY", "detail": "It left. Look elsewhere."})
+    assert (response.status_code, response.data) == (409, {"code": "WORKFLOW_DELETED",
+                                                           "detail": "It left. Look elsewhere."})
 
 
 def test_a_database_error_is_503_without_driver_text(caplog):

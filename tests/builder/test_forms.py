@@ -144,7 +144,9 @@ def test_numeric_fields_take_an_integer_literal_or_one_reference(client_as_alice
     response = post_json(client_as_alice, STATE_SET, state_set(**{field: raw}))
 
     assert response.status_code == 200, response.json()
-    assert response.json() == {"valid": True, "config": {"actionType": "State Set", **state_set(), field: expected}}
+    # the value's text "1" is stored as the number it means (typed once, when parsed)
+    expected_config = {"actionType": "State Set", **state_set(value=1), field: expected}
+    assert response.json() == {"valid": True, "config": expected_config}
 
 
 def test_references_are_kept_exactly_as_typed_in_key_and_value(client_as_alice):
@@ -155,10 +157,16 @@ def test_references_are_kept_exactly_as_typed_in_key_and_value(client_as_alice):
     assert response.json()["config"] == {"actionType": "State Set", **config}
 
 
-def test_value_text_is_kept_as_typed_for_the_runner_to_type(client_as_alice):
-    response = post_json(client_as_alice, STATE_SET, state_set(value='{"a": 1}'))
+@pytest.mark.parametrize(
+    ("text", "stored"),
+    [('{"a": 1}', {"a": 1}), ("4219", 4219), ("true", True), ('"4219"', '"4219"'), ("007", "007"), ("hello", "hello")],
+)
+def test_value_text_is_stored_as_the_json_it_means(client_as_alice, text, stored):
+    # typed once, by the field's parser: JSON text as that JSON; text that means text stays as
+    # typed, so '"4219"' (quoted) is read as the text 4219 when the run uses it
+    response = post_json(client_as_alice, STATE_SET, state_set(value=text))
 
-    assert response.json()["config"]["value"] == '{"a": 1}'
+    assert response.json()["config"]["value"] == stored
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from builder.forms import normalise_graph
+from keeperstate.engine.validation import validate_graph
 from keeperstate.executions.service import run_workflow
 from keeperstate.secrets.models import OrganizationSecret
 from keeperstate.secrets.store import secret_put
@@ -65,7 +65,7 @@ def test_saved_graph_keeps_rows_as_an_object():
     nodes = [trigger(), node("http-1", "HTTP Request", method="GET", url="https://x.example/", headers='{"A": "1"}',
                              failOnError="true")]
 
-    config = normalise_graph(nodes)[1]["data"]["config"]
+    config = validate_graph(nodes, []).nodes[1]["data"]["config"]  # what a save stores
 
     assert config["headers"] == {"A": "1"}
     assert config["failOnError"] is True

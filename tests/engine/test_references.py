@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from keeperstate.engine.fields import ConfigField
 from keeperstate.engine.references import (
     BoundExpression,
     Resolver,
@@ -106,6 +107,11 @@ def test_every_unresolved_reference_is_reported():
     assert [u["token"] for u in info.value.details["unresolved"]] == ["<<@x:X.a>>", "<<@y:Y.b>>"]
 
 
+def fields_of(kinds):
+    """Config fields of these kinds: each resolves its own value (keeperstate.engine.fields)."""
+    return [ConfigField(name, name, kind) for name, kind in kinds.items()]
+
+
 def test_json_field_text_is_coerced_but_a_single_reference_keeps_its_type():
     results = {"t": {"success": True, "data": {"text": "4219", "num": 4219}}}
     r = resolver(results, {"t": "Trigger"})
@@ -118,7 +124,7 @@ def test_json_field_text_is_coerced_but_a_single_reference_keeps_its_type():
             "d": "n=<<@t:Trigger.num>>",
             "e": "<<@t:Trigger.num>>0",
         },
-        kinds={"a": "json", "b": "json", "c": "json", "d": "json", "e": "json"},
+        fields_of({"a": "json", "b": "json", "c": "json", "d": "json", "e": "json"}),
     )
 
     assert resolved == {"a": "4219", "b": 4219, "c": 4219, "d": "n=4219", "e": 42190}
@@ -126,7 +132,7 @@ def test_json_field_text_is_coerced_but_a_single_reference_keeps_its_type():
 
 def test_expression_fields_bind_references_as_typed_names():
     resolved = resolver().resolve_config(
-        {"condition": "<<@trigger:Trigger.block>> > <<@get:State Get.version>>"}, kinds={"condition": "expression"}
+        {"condition": "<<@trigger:Trigger.block>> > <<@get:State Get.version>>"}, fields_of({"condition": "expression"})
     )
 
     bound = resolved["condition"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from keeperstate.executions.models import WorkflowExecution
-from tests.api.conftest import token_client
+from tests.api.conftest import json_client, token_client
 from tests.executions.graphs import counter_graph
 from tests.factories import make_workflow
 
@@ -15,6 +15,14 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def api(user):
     return token_client(user)
+
+
+@pytest.fixture
+def client_as_alice_api(user):
+    """Alice in the browser: the API with a session, as the editor calls it."""
+    client = json_client()
+    client.force_login(user)
+    return client
 
 
 @pytest.fixture
@@ -76,6 +84,29 @@ def test_a_bad_schedule_is_refused_at_save_with_its_field(api, counter):
     assert response.status_code == 400
     errors = response.json()["details"]["errors"]
     assert [(e["nodeId"], e["field"], e["code"]) for e in errors] == [("trigger", "interval", "SCHEDULE_INVALID")]
+
+
+@pytest.mark.parametrize("interval", ["²", "٣٠", "３０", "1e2", "60.5"])
+def test_an_interval_that_is_not_ascii_digits_is_a_coded_400(api, org, interval):
+    # "²" passes str.isdigit() (then int() raised: a 500), and int() reads "٣٠" as 30
+    nodes, edges = counter_graph("Schedule", interval=interval)
+
+    response = api.post("/api/workflows/", {"name": "Ticks", "nodes": nodes, "edges": edges})
+
+    assert response.status_code == 400
+    errors = response.json()["details"]["errors"]
+    assert [(e["nodeId"], e["field"], e["code"]) for e in errors] == [("trigger", "interval", "SCHEDULE_INVALID")]
+
+
+def test_an_interval_is_stored_as_the_same_number_whatever_the_way_in(api, client_as_alice_api, counter):
+    nodes, edges = counter_graph("Schedule", interval=" 3600 ")  # text with spaces, as a client sent it
+    as_number, _ = counter_graph("Schedule", interval=3600)
+
+    by_token = api.patch(f"/api/workflows/{counter.id}/", {"nodes": nodes, "edges": edges}).json()
+    by_session = client_as_alice_api.patch(f"/api/workflows/{counter.id}/", {"nodes": as_number, "edges": edges}).json()
+
+    assert by_token["nodes"][0]["data"]["config"]["interval"] == 3600
+    assert by_session["nodes"][0]["data"]["config"]["interval"] == 3600
 
 
 def test_rotating_the_webhook_secret_replaces_it(api, counter):

@@ -56,8 +56,8 @@ def test_saving_in_the_editor_is_recorded_by_the_same_service(user, monitor):
     client = Client()
     client.force_login(user)
 
-    client.post(f"/builder/workflows/{monitor.id}/save/", json.dumps({"name": "From the editor"}),
-                content_type="application/json")
+    client.patch(f"/api/workflows/{monitor.id}/", json.dumps({"name": "From the editor"}),  # the editor's save
+                 content_type="application/json")
 
     event = AuditEvent.objects.get(action="workflow.update")
     assert (event.target_id, event.actor_name, event.details) == (str(monitor.id), "alice", {"fields": ["name"]})

@@ -1,4 +1,5 @@
-"""Property: random JSON-like bodies posted to the builder's endpoints never draw a 5xx.
+"""Property: random JSON-like bodies posted to the editor's endpoints (the builder's and the API's) never
+draw a 5xx.
 
 Bodies mix well-formed graphs with hostile leaves (NaN, infinities, huge integers, control and
 invisible characters, lone surrogates as escapes, deep nesting) and raw bytes that are not JSON.
@@ -15,13 +16,14 @@ from hypothesis import strategies as st
 
 pytestmark = pytest.mark.django_db
 
+# (method, path): the builder's own, and the API calls the editor makes with its session.
 ENDPOINTS = [
-    "/builder/references/",
-    "/builder/workflows/{wf}/save/",
-    "/builder/workflows/{wf}/validate/",
-    "/builder/workflows/{wf}/run/",
-    "/builder/forms/State%20Set/",
-    "/builder/forms/trigger/Manual/",
+    ("post", "/builder/references/"),
+    ("patch", "/api/workflows/{wf}/"),
+    ("post", "/api/workflows/validate/"),
+    ("post", "/api/workflows/{wf}/execute/"),
+    ("post", "/builder/forms/State%20Set/"),
+    ("post", "/builder/forms/trigger/Manual/"),
 ]
 FIELDS = ["name", "nodes", "edges", "nodeId", "input", "key", "value", "ttl", "expectedVersion", "sampleInput",
           "id", "data", "label", "config", "actionType", "triggerType", "source", "target", "sourceHandle"]
@@ -53,13 +55,13 @@ def encode(body) -> bytes:
     return json.dumps(body, allow_nan=True).encode()
 
 
-@pytest.mark.parametrize("path", ENDPOINTS)
+@pytest.mark.parametrize(("method", "path"), ENDPOINTS)
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(body=st.one_of(bodies.map(encode), st.binary(max_size=40)))
-def test_random_bodies_never_draw_a_5xx(user, monitor, path, body):
+def test_random_bodies_never_draw_a_5xx(user, monitor, method, path, body):
     client = Client()
     client.force_login(user)
 
-    response = client.post(path.format(wf=monitor.id), body, content_type="application/json")
+    response = getattr(client, method)(path.format(wf=monitor.id), body, content_type="application/json")
 
     assert response.status_code < 500, (body[:200], response.content[:300])

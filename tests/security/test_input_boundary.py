@@ -31,14 +31,16 @@ ENDPOINTS = [
     ("api", "POST", "/api/workflows/{wf}/execute/"),
     ("api", "POST", "/api/execute/node/"),
     ("builder", "POST", "/builder/references/"),
-    ("builder", "POST", "/builder/workflows/{wf}/save/"),
-    ("builder", "POST", "/builder/workflows/{wf}/validate/"),
-    ("builder", "POST", "/builder/workflows/{wf}/run/"),
+    # the editor's save, validate and run: the API with the browser's session
+    ("builder", "PATCH", "/api/workflows/{wf}/"),
+    ("builder", "POST", "/api/workflows/validate/"),
+    ("builder", "POST", "/api/workflows/{wf}/execute/"),
     ("builder", "POST", "/builder/forms/State%20Set/"),
     ("builder", "POST", "/builder/forms/trigger/Manual/"),
     ("hook", "POST", "/hooks/{wf}/"),
 ]
-RUNS = ("/api/workflows/{wf}/execute/", "/builder/workflows/{wf}/run/", "/api/execute/node/", "/hooks/{wf}/")
+RUNS = ("/api/workflows/{wf}/execute/", "/api/execute/node/", "/hooks/{wf}/")
+FORMS = ("/builder/forms/State%20Set/", "/builder/forms/trigger/Manual/")  # they take form posts too
 ENDPOINT_IDS = [f"{method} {path}" for _, method, path in ENDPOINTS]
 
 
@@ -67,6 +69,21 @@ def test_a_bad_body_gets_the_readers_coded_answer_everywhere(callers, monitor, e
     assert_refused(response, case)
     monitor.refresh_from_db()
     assert (monitor.nodes, monitor.name) == before
+    assert not WorkflowExecution.objects.exists()
+
+
+@pytest.mark.parametrize("endpoint", [e for e in ENDPOINTS if e[2] not in FORMS],
+                         ids=[i for e, i in zip(ENDPOINTS, ENDPOINT_IDS, strict=True) if e[2] not in FORMS])
+def test_a_multipart_body_is_415_on_every_json_endpoint(callers, monitor, endpoint):
+    # given: what a browser form with a file sends (the CSRF check parses it before the view)
+    raw = (b'--XYZ\r\nContent-Disposition: form-data; name="name"\r\n\r\nx\r\n'
+           b'--XYZ\r\nContent-Disposition: form-data; name="nodes"\r\n\r\n[]\r\n--XYZ--\r\n')
+
+    response = send(callers, endpoint, monitor, raw, "multipart/form-data; boundary=XYZ")
+
+    assert_refused(response, BadBody("multipart", raw, 415, "UNSUPPORTED_MEDIA_TYPE"))
+    monitor.refresh_from_db()
+    assert monitor.name == "Block monitor"
     assert not WorkflowExecution.objects.exists()
 
 
@@ -123,8 +140,8 @@ def test_each_name_field_alone_is_refused_by_the_same_rule_in_api_and_builder(ca
         nodes[1]["data"]["config"]["key"] = text
 
     api = callers["api"].put(f"/api/workflows/{monitor.id}/", {"name": "Monitor", **body})
-    builder = callers["builder"].post(
-        f"/builder/workflows/{monitor.id}/save/", json.dumps(body), content_type="application/json"
+    builder = callers["builder"].patch(  # the editor's save: the API with its session
+        f"/api/workflows/{monitor.id}/", json.dumps(body), content_type="application/json"
     )
 
     assert api.status_code == 400, api.content

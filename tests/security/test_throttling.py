@@ -139,12 +139,12 @@ def test_an_organizations_runs_per_minute_are_capped_in_the_editor(user, monitor
     settings.KEEPERSTATE_ORG_RUNS_PER_MINUTE = 2
     client = Client()
     client.force_login(user)
-    url = f"/builder/workflows/{monitor.id}/run/"
+    url = f"/api/workflows/{monitor.id}/execute/"  # the editor's Run
 
     answers = [client.post(url, json.dumps({"input": {"block": n}}), content_type="application/json")
                for n in range(3)]
 
-    assert [a.status_code for a in answers] == [200, 200, 429]
+    assert [a.status_code for a in answers] == [201, 201, 429]
     assert answers[2].json()["code"] == "THROTTLED"
     assert int(answers[2]["Retry-After"]) >= 1
 

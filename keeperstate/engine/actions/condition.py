@@ -6,8 +6,9 @@ from typing import Any
 
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.expressions import evaluate
+from keeperstate.engine.fields import ConfigField
 from keeperstate.engine.references import BoundExpression
-from keeperstate.engine.registry import ActionDefinition, ConfigField, OutputField, register
+from keeperstate.engine.registry import ActionDefinition, OutputField, register
 
 
 def run_condition(config: dict[str, Any], ctx: RunContext) -> dict[str, Any]:

@@ -13,7 +13,8 @@ from typing import Any
 
 import httpx
 
-from keeperstate.core.errors import CodedError
+from keeperstate.core.errors import Code, CodedError
+from keeperstate.core.numbers import parse_whole_number
 from keeperstate.egress.request import (
     HttpResponseNotJson,
     OutboundRequest,
@@ -24,7 +25,8 @@ from keeperstate.egress.request import (
     send,
 )
 from keeperstate.engine.context import RunContext
-from keeperstate.engine.registry import ActionDefinition, ConfigField, ConfigInvalid, OutputField, register
+from keeperstate.engine.fields import ConfigField, ConfigInvalid
+from keeperstate.engine.registry import ActionDefinition, OutputField, register
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 RESPONSE_TYPES = ("auto", "json", "text")
@@ -36,7 +38,7 @@ _RESERVED_HEADERS = {"host", "content-length", "transfer-encoding", "connection"
 
 
 class HttpStatus(CodedError):
-    code = "HTTP_STATUS"
+    error = Code.HTTP_STATUS
 
 
 def check_url(value: Any) -> str:
@@ -70,13 +72,10 @@ def check_response_type(value: Any) -> str:
 def check_timeout(value: Any) -> int:
     if value is None or value == "":
         return DEFAULT_TIMEOUT
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TIMEOUT:
-        raise ConfigInvalid(
-            f"Timeout is a whole number of seconds from 1 to {MAX_TIMEOUT} (got {value!r}).", field="timeout"
-        )
-    return value
+    return parse_whole_number(
+        value, field="timeout", minimum=1, maximum=MAX_TIMEOUT, error=ConfigInvalid,
+        message=f"Timeout is a whole number of seconds from 1 to {MAX_TIMEOUT} (got {value!r}).",
+    )
 
 
 def check_fail_on_error(value: Any) -> bool:

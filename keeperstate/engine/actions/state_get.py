@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from keeperstate.engine.context import RunContext
-from keeperstate.engine.registry import ActionDefinition, ConfigField, OutputField, register
+from keeperstate.engine.fields import ConfigField
+from keeperstate.engine.registry import ActionDefinition, OutputField, register
 from keeperstate.state.store import state_get
 from keeperstate.state.values import normalize_key
 

@@ -7,7 +7,8 @@ from typing import Any
 from keeperstate.engine.actions.state_get import KEY_FIELD
 from keeperstate.engine.actions.state_set import TTL_FIELD
 from keeperstate.engine.context import RunContext
-from keeperstate.engine.registry import ActionDefinition, ConfigField, OutputField, register
+from keeperstate.engine.fields import ConfigField
+from keeperstate.engine.registry import ActionDefinition, OutputField, register
 from keeperstate.state.store import state_increment
 from keeperstate.state.values import parse_increment
 

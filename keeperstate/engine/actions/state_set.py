@@ -6,10 +6,17 @@ from typing import Any
 
 from keeperstate.engine.actions.state_get import KEY_FIELD
 from keeperstate.engine.context import RunContext
-from keeperstate.engine.registry import ActionDefinition, ConfigField, ConfigInvalid, OutputField, register
+from keeperstate.engine.fields import ConfigField, ConfigInvalid
+from keeperstate.engine.registry import ActionDefinition, OutputField, register
 from keeperstate.state.errors import StateInvalidValue, StateVersionConflict
 from keeperstate.state.store import state_set
-from keeperstate.state.values import check_value, normalize_key, parse_expected_version, parse_ttl
+from keeperstate.state.values import (
+    check_storable,
+    coerce_editor_text,
+    normalize_key,
+    parse_expected_version,
+    parse_ttl,
+)
 
 VALUE_FIELD = ConfigField(
     name="value",
@@ -18,7 +25,8 @@ VALUE_FIELD = ConfigField(
     required=True,
     help="Text, a number or JSON (at most 8 KB). 4219 is stored as a number, true as a boolean, "
     '{"a": 1} as an object, "4219" in quotes as text. A single @ reference keeps its type.',
-    check=check_value,
+    check=check_storable,
+    read_text=coerce_editor_text,
 )
 TTL_FIELD = ConfigField(
     name="ttl",
@@ -65,8 +73,8 @@ ON_CONFLICT_FIELD = ConfigField(
 
 
 def run_state_set(config: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
-    # The resolver already typed the value: text coerced as editor text, a whole-field reference
-    # kept with its own JSON type (see the "json" field kind).
+    # The value arrives typed (VALUE_FIELD.resolve): text read as JSON by coerce_editor_text, a
+    # whole-field reference with its own JSON type.
     branch = _on_conflict(config.get("onConflict")) == "branch"
     if ctx.secrets.contains_used(config.get("value")):
         raise StateInvalidValue(

@@ -24,6 +24,7 @@ from django.core.management import call_command, get_commands
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import connections
 
+from keeperstate.core.numbers import whole_number
 from keeperstate.ops import database
 from keeperstate.ops.supervisor import ChildSpec, GaveUp, Supervisor
 
@@ -41,9 +42,10 @@ def parse_addrport(text: str) -> tuple[str, int]:
     if not sep:
         host, port = "127.0.0.1", text
     host = host.strip("[]") or "127.0.0.1"
-    if not port.isdigit() or not 0 < int(port) < 65536:
+    number = whole_number(port)
+    if number is None or not 0 < number < 65536:
         raise StartFailed(f"'{text}' is not an address: give a port (8012) or address:port (0.0.0.0:8080).")
-    return host, int(port)
+    return host, number
 
 
 def browse_url(host: str, port: int) -> str:

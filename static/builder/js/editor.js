@@ -5,7 +5,7 @@
 import { ReferenceAutocomplete } from "./autocomplete.js";
 import { Canvas } from "./canvas.js";
 import { isTrigger, nextEdgeId, nextLabel, nextNodeId, nodeConfig, nodeLabel, reaches } from "./graph.js";
-import { postJSON } from "./http.js";
+import { postJSON, problem, sendJSON } from "./http.js";
 import { Inspector } from "./inspector.js";
 import { anyOverlap, autoLayout, freeSpot } from "./layout.js";
 import { RunPanel } from "./runpanel.js";
@@ -22,10 +22,11 @@ class Editor {
     const graph = JSON.parse(document.getElementById("workflow-graph").textContent);
     this.catalogue = JSON.parse(document.getElementById("builder-catalogue").textContent);
     this.workflowId = graph.id;
+    // Saving, validating and running go through the API, like every JSON write of the editor.
     this.urls = {
-      save: root.dataset.saveUrl,
+      workflow: root.dataset.workflowApiUrl,
       validate: root.dataset.validateUrl,
-      run: root.dataset.runUrl,
+      execute: root.dataset.executeUrl,
       state: root.dataset.stateUrl,
       references: root.dataset.referencesUrl,
       executions: root.dataset.executionsUrl,
@@ -457,7 +458,7 @@ class Editor {
   async validate() {
     this.setStatus("Validating…", "busy");
     const { ok, data } = await postJSON(this.urls.validate, this.graphPayload());
-    if (!ok) return this.setStatus(data.detail || "Validation failed.", "error");
+    if (!ok) return this.setStatus(problem(data, "Validation failed."), "error");
     this.applyReport(data);
     const e = data.errors.length;
     const w = data.warnings.length;
@@ -469,17 +470,19 @@ class Editor {
   async save() {
     const revision = this.store.revision;
     this.setStatus("Saving…", "busy");
-    const { ok, data } = await postJSON(this.urls.save, { name: this.store.doc.name, ...this.graphPayload() });
+    const { ok, data } = await sendJSON("PATCH", this.urls.workflow, { name: this.store.doc.name, ...this.graphPayload() });
     if (!ok) {
-      if (data.report) this.applyReport(data.report);
-      this.setStatus(`Not saved: ${data.detail || "the server refused the workflow."}`, "error");
+      if (data.code === "WORKFLOW_INVALID" && data.details) this.applyReport(data.details);
+      this.setStatus(`Not saved: ${problem(data, "the server refused the workflow.")}`, "error");
       return false;
     }
     const runWasCurrent = this.store.ui.run && !this.store.runIsStale();
-    this.store.markSaved(data.workflow, revision);
+    this.store.markSaved(data, revision);
     if (runWasCurrent) this.store.ui.runRevision = this.store.revision;
-    this.applyReport(data.report);
-    document.title = `${data.workflow.name} · KeeperState`;
+    // The saved graph's warnings (an unreachable node, an unknown field): saving refuses errors only.
+    const checked = await postJSON(this.urls.validate, { nodes: data.nodes, edges: data.edges });
+    if (checked.ok) this.applyReport(checked.data);
+    document.title = `${data.name} · KeeperState`;
     this.setStatus(`Saved at ${new Date().toLocaleTimeString()}.`, "ok");
     this.settings.refresh(); // a schedule's next run follows the saved trigger
     return true;
@@ -496,12 +499,12 @@ class Editor {
       this.runPanel.showStatus("Not run: the workflow could not be saved. Fix the problems first.", "error");
       return null;
     }
-    const { ok, data } = await postJSON(this.urls.run, { input });
+    const { ok, data } = await postJSON(this.urls.execute, { input });
     if (!ok) {
-      this.runPanel.showStatus(`Not run: ${data.detail || "the server refused the run."}`, "error");
+      this.runPanel.showStatus(`Not run: ${problem(data, "the server refused the run.")}`, "error");
       return null;
     }
-    const execution = data.execution;
+    const execution = data;
     this.showRun(execution);
     this.statePanel.refresh(); // a run may have written state, even a failed one
     this.runs.refresh();

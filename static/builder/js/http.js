@@ -1,4 +1,5 @@
-// Fetch helpers: same-origin, CSRF header from the csrftoken cookie, JSON in and out.
+// Fetch helpers, the editor's one way to talk to the server: same-origin, the CSRF header from
+// the csrftoken cookie, JSON in and out. Every JSON write goes to the API (/api/…).
 
 export function csrfToken() {
   const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
@@ -13,6 +14,7 @@ function failure(response) {
 }
 
 async function readJSON(response) {
+  if (response.status === 204) return {};
   try {
     return await response.json();
   } catch {
@@ -20,15 +22,18 @@ async function readJSON(response) {
   }
 }
 
-// POST a JSON body; resolves to {ok, status, data} and never throws on an HTTP error.
-export async function postJSON(url, body) {
+// A JSON request (body optional); resolves to {ok, status, data} and never throws on an HTTP error.
+export async function sendJSON(method, url, body) {
+  const headers = { Accept: "application/json" };
+  if (method !== "GET") headers["X-CSRFToken"] = csrfToken();
+  if (body !== undefined) headers["Content-Type"] = "application/json";
   let response;
   try {
     response = await fetch(url, {
-      method: "POST",
+      method,
       credentials: "same-origin",
-      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
-      body: JSON.stringify(body),
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {
     return { ok: false, status: 0, data: { code: "NETWORK", detail: "The server cannot be reached. Check your connection." } };
@@ -36,15 +41,20 @@ export async function postJSON(url, body) {
   return { ok: response.ok, status: response.status, data: await readJSON(response) };
 }
 
-// GET JSON; resolves to {ok, status, data} and never throws on an HTTP error.
-export async function getJSON(url) {
-  let response;
-  try {
-    response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
-  } catch {
-    return { ok: false, status: 0, data: { code: "NETWORK", detail: "The server cannot be reached. Check your connection." } };
-  }
-  return { ok: response.ok, status: response.status, data: await readJSON(response) };
+export const postJSON = (url, body) => sendJSON("POST", url, body);
+export const getJSON = (url) => sendJSON("GET", url);
+
+// The first thing an error answer says: its detail ({"code", "detail"}), else the first field
+// error ({"name": ["…"]}, or nested {"nodes": {"0": ["…"]}}).
+export function problem(data, fallback = "The server refused the change.") {
+  if (data && data.detail) return data.detail;
+  const first = (value) => {
+    if (typeof value === "string") return value;
+    if (Array.isArray(value)) return value.map(first).find(Boolean);
+    if (value && typeof value === "object") return Object.values(value).map(first).find(Boolean);
+    return undefined;
+  };
+  return first(data) || fallback;
 }
 
 // POST a form (urlencoded) asking for JSON back.

@@ -184,18 +184,9 @@ export class Inspector {
   fieldInput(nodeId, input) {
     const node = this.editor.node(nodeId);
     if (!node || input.name === "triggerType") return;
+    // The text as typed: the server's parser of the field types it when the workflow is saved.
     const text = input.value;
-    let value = text;
-    if (!text.trim()) {
-      value = undefined;
-    } else if ((input.dataset.kind === "json" && !input.dataset.references) || input.dataset.kind === "pairs") {
-      try {
-        value = JSON.parse(text);
-      } catch {
-        value = text; // the form reports the JSON error; saving keeps what was typed
-      }
-    }
-    this.editor.setConfig(nodeId, input.name, value);
+    this.editor.setConfig(nodeId, input.name, text.trim() ? text : undefined);
   }
 
   fieldChanged(nodeId, input) {

@@ -1,7 +1,7 @@
 // The workflow's switches beside the graph: Active (through PATCH /api/workflows/<id>/), the
 // schedule's next run, and the webhook's URL and secret shown with a Webhook trigger.
 
-import { csrfToken } from "./http.js";
+import { problem, sendJSON as send } from "./http.js";
 import { isTrigger, nodeConfig } from "./graph.js";
 
 function el(tag, className, text) {
@@ -9,26 +9,6 @@ function el(tag, className, text) {
   if (className) node.className = className;
   if (text !== undefined) node.textContent = text;
   return node;
-}
-
-async function send(method, url, body) {
-  try {
-    const response = await fetch(url, {
-      method,
-      credentials: "same-origin",
-      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    let data = {};
-    try {
-      data = await response.json();
-    } catch {
-      data = { detail: `The server answered ${response.status}.` };
-    }
-    return { ok: response.ok, data };
-  } catch {
-    return { ok: false, data: { detail: "The server cannot be reached." } };
-  }
 }
 
 export class WorkflowSettings {
@@ -64,7 +44,7 @@ export class WorkflowSettings {
     const { ok, data } = await send("PATCH", this.apiUrl, { active });
     if (!ok) {
       this.switchEl.checked = !active;
-      this.editor.setStatus(`Not switched ${active ? "on" : "off"}: ${data.detail || Object.values(data).flat()[0] || "try again."}`, "error");
+      this.editor.setStatus(`Not switched ${active ? "on" : "off"}: ${problem(data, "try again.")}`, "error");
       return;
     }
     this.values.active = data.active;
@@ -102,7 +82,7 @@ export class WorkflowSettings {
       // eslint-disable-next-line no-alert -- the browser's own dialog is keyboard-operable and modal
       if (!window.confirm("Make a new secret? Callers using the old one get 404 from now on.")) return;
       const { ok, data } = await send("POST", this.secretUrl, {});
-      if (!ok) return this.editor.setStatus(`No new secret: ${data.detail || "try again."}`, "error");
+      if (!ok) return this.editor.setStatus(`No new secret: ${problem(data, "try again.")}`, "error");
       this.values.webhookSecret = data.webhookSecret;
       secret.textContent = data.webhookSecret;
       curl.textContent = this.curlLine();

@@ -1,7 +1,7 @@
 // The workflow list: rename, duplicate, delete and the active switch, each through the API
 // (PATCH /api/workflows/<id>/, POST …/duplicate/, DELETE …/), which calls the workflow services.
 
-import { csrfToken } from "./http.js";
+import { problem, sendJSON as api } from "./http.js";
 
 const table = document.getElementById("workflow-table");
 const statusEl = document.getElementById("list-status");
@@ -9,37 +9,6 @@ const statusEl = document.getElementById("list-status");
 function say(text, kind = "") {
   statusEl.textContent = text;
   statusEl.className = `list-status ${kind}`;
-}
-
-// A JSON request to the API; resolves to {ok, status, data} and never throws.
-async function api(method, url, body) {
-  let response;
-  try {
-    response = await fetch(url, {
-      method,
-      credentials: "same-origin",
-      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  } catch {
-    return { ok: false, status: 0, data: { detail: "The server cannot be reached. Check your connection." } };
-  }
-  let data = {};
-  if (response.status !== 204) {
-    try {
-      data = await response.json();
-    } catch {
-      data = { detail: `The server answered ${response.status}. Try again.` };
-    }
-  }
-  return { ok: response.ok, status: response.status, data };
-}
-
-// The first message of an API error: {"detail"} or field errors {"name": ["…"]}.
-function problem(data) {
-  if (data.detail) return data.detail;
-  const first = Object.values(data).find((v) => Array.isArray(v) && v.length);
-  return first ? first[0] : "The server refused the change.";
 }
 
 function rowOf(element) {
