@@ -117,7 +117,7 @@ class StateHistoryDue(models.Model):
 class WorkflowStateTombstone(models.Model):
     """The last version a deleted key had, so the key's next life continues from there."""
 
-    # The database deletes these with the workflow (a trigger, migration 0010); Django must not try,
+    # The database deletes these with the workflow (a trigger, state/sql.py); Django must not try,
     # because deleting state rows during a cascade would write tombstones behind it. No index of
     # its own: the unique key (workflow, key) leads with it.
     workflow = models.ForeignKey(
@@ -141,7 +141,7 @@ class WorkflowStateEvent(models.Model):
         UPDATE = "update", "updated"
         DELETE = "delete", "deleted"
 
-    # Deleted with the workflow by a trigger on workflow (migration 0010), like the tombstones. No index
+    # Deleted with the workflow by a trigger on workflow (state/sql.py), like the tombstones. No index
     # of its own: state_event_key_idx (workflow, key, -id) leads with it.
     workflow = models.ForeignKey(
         Workflow, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+", db_index=False
