@@ -23,17 +23,42 @@ migration 0002 make them hold for every writer:
 The SQL of each trigger is in keeperstate/state/sql.py; they are plain Postgres triggers
 installed by migration 0012 (why not through django-pgtrigger: see STATE_TRIGGERS_SQL there),
 except the read-only rule below, which pgtrigger keeps.
+
+Whether a row is live is said once for the ORM (WorkflowStateQuerySet) and once for SQL
+(``live()`` / ``expired()`` in state/sql.py), both on the database's clock.
 """
 
 from __future__ import annotations
 
 import pgtrigger
 from django.db import models
+from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.db.models.functions import Cast, Now
 
 from keeperstate.accounts.models import Organization
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.workflows.models import Workflow
+
+# Live: no expiry, or an expiry ahead of the database's clock (Now(), the transaction's start,
+# which the store's statements read too; Python's clock is another). The twin of live() and
+# expired() in keeperstate/state/sql.py; tests/state/test_sql_twins.py holds them equal.
+_LIVE = Q(expires_at__isnull=True) | Q(expires_at__gt=Now())
+_EXPIRED = Q(expires_at__lte=Now())
+
+
+class WorkflowStateQuerySet(models.QuerySet["WorkflowState"]):
+    def live(self) -> WorkflowStateQuerySet:
+        """Rows a Get would find."""
+        return self.filter(_LIVE)
+
+    def expired(self) -> WorkflowStateQuerySet:
+        """Rows that await the sweeper: exactly those not live()."""
+        return self.filter(_EXPIRED)
+
+    def with_liveness(self) -> WorkflowStateQuerySet:
+        """Each row with ``is_live`` (as live() decides) and ``checked_at``, the database's clock it
+        was decided at, for pages that show liveness next to the time left."""
+        return self.annotate(is_live=ExpressionWrapper(_LIVE, output_field=BooleanField()), checked_at=Now())
 
 
 class WorkflowState(models.Model):
@@ -69,6 +94,8 @@ class WorkflowState(models.Model):
         output_field=models.IntegerField(),
         db_persist=True,
     )
+
+    objects = WorkflowStateQuerySet.as_manager()
 
     class Meta:
         db_table = "workflow_state"

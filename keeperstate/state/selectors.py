@@ -10,8 +10,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Q
-from django.db.models.functions import Now
 
 from keeperstate.state.db import iso, storage_errors
 from keeperstate.state.models import WorkflowState, WorkflowStateEvent
@@ -64,7 +62,7 @@ def state_entries(*, scope: StateScope) -> list[dict[str, Any]]:
     """The workflow's live keys, for people inspecting state (the editor's State panel)."""
     rows = (
         WorkflowState.objects.filter(organization_id=scope.organization_id, workflow_id=scope.workflow_id)
-        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=Now()))
+        .live()
         .order_by("key")
         .values("key", "value", "version", "expires_at", "updated_at", "updated_by_execution_id", "size_bytes")
     )
