@@ -32,18 +32,27 @@ from __future__ import annotations
 
 import pgtrigger
 from django.db import models
-from django.db.models import BooleanField, ExpressionWrapper, Q
+from django.db.models import BooleanField, DateTimeField, ExpressionWrapper, Func, Q
 from django.db.models.functions import Cast, Now
 
 from keeperstate.accounts.models import Organization
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.workflows.models import Workflow
 
-# Live: no expiry, or an expiry ahead of the database's clock (Now(), the transaction's start,
-# which the store's statements read too; Python's clock is another). The twin of live() and
-# expired() in keeperstate/state/sql.py; tests/state/test_sql_twins.py holds them equal.
-_LIVE = Q(expires_at__isnull=True) | Q(expires_at__gt=Now())
-_EXPIRED = Q(expires_at__lte=Now())
+
+class TransactionNow(Func):
+    """``now()``, the clock the store's SQL reads: the start of the transaction. Django's Now() is
+    ``statement_timestamp()`` on Postgres, later than that inside a transaction, so a key could be
+    live for a Get and expired for a queryset in the same transaction; Python's clock is a third."""
+
+    template = "now()"
+    output_field = DateTimeField()
+
+
+# Live: no expiry, or an expiry ahead of the database's clock. The twin of live() and expired()
+# in keeperstate/state/sql.py; tests/state/test_sql_twins.py holds them equal.
+_LIVE = Q(expires_at__isnull=True) | Q(expires_at__gt=TransactionNow())
+_EXPIRED = Q(expires_at__lte=TransactionNow())
 
 
 class WorkflowStateQuerySet(models.QuerySet["WorkflowState"]):
@@ -58,7 +67,7 @@ class WorkflowStateQuerySet(models.QuerySet["WorkflowState"]):
     def with_liveness(self) -> WorkflowStateQuerySet:
         """Each row with ``is_live`` (as live() decides) and ``checked_at``, the database's clock it
         was decided at, for pages that show liveness next to the time left."""
-        return self.annotate(is_live=ExpressionWrapper(_LIVE, output_field=BooleanField()), checked_at=Now())
+        return self.annotate(is_live=ExpressionWrapper(_LIVE, output_field=BooleanField()), checked_at=TransactionNow())
 
 
 class WorkflowState(models.Model):

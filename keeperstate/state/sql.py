@@ -22,7 +22,8 @@ from __future__ import annotations
 # transaction's start: every statement of a transaction sees the same instant). Every raw
 # statement and every function below says it with these; their ORM twin is
 # WorkflowStateQuerySet.live() / .expired() (keeperstate/state/models.py), on the same clock
-# (Now()). tests/state/test_sql_twins.py holds the two equal, the instant of expiry included.
+# (TransactionNow, not Django's Now(), which is statement_timestamp()). tests/state/test_sql_twins.py
+# holds the two equal, the instant of expiry included.
 
 
 def live(alias: str = "") -> str:
