@@ -56,6 +56,8 @@ _EXPIRED = Q(expires_at__lte=TransactionNow())
 
 
 class WorkflowStateQuerySet(models.QuerySet["WorkflowState"]):
+    """Liveness for every ORM reader (selectors, admin); raw statements use state/sql.py's."""
+
     def live(self) -> WorkflowStateQuerySet:
         """Rows a Get would find."""
         return self.filter(_LIVE)

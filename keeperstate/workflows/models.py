@@ -21,8 +21,8 @@ def new_webhook_secret() -> str:
 class WorkflowQuerySet(models.QuerySet["Workflow"]):
     """Each rule about which workflows count, in its two forms side by side: the ORM's (the method)
     and SQL's (``…_sql``, a condition on ``workflow`` under a table alias, for the statements written
-    once on every request's path, keeperstate.core.rows). tests/api/test_access.py holds each pair
-    equal."""
+    once on every request's path, keeperstate.core.rows). tests/api/test_access.py holds
+    visible_to and visible_to_sql (alive and alive_sql within it) equal."""
 
     def alive(self) -> WorkflowQuerySet:
         """Not soft-deleted: a soft-deleted workflow is hidden everywhere (its state is kept)."""
