@@ -15,7 +15,7 @@ from django.http import Http404
 from keeperstate.accounts.models import Membership, Organization
 from keeperstate.core.rows import Columns
 from keeperstate.executions.models import WorkflowExecution
-from keeperstate.workflows.models import Workflow
+from keeperstate.workflows.models import Workflow, WorkflowQuerySet
 
 
 def organizations_of(user: Any) -> Any:
@@ -24,19 +24,19 @@ def organizations_of(user: Any) -> Any:
     return Organization.objects.filter(memberships__user=user)
 
 
-def workflows_visible_to(user: Any) -> Any:
-    """Workflows of the user's organizations, soft-deleted ones excluded."""
-    return Workflow.objects.alive().filter(organization__in=organizations_of(user))
+def workflows_visible_to(user: Any) -> WorkflowQuerySet:
+    """Workflows of the user's organizations, soft-deleted ones excluded (WorkflowQuerySet.visible_to)."""
+    return Workflow.objects.visible_to(user)
 
 
-# workflows_visible_to(user).get(pk=…) as one statement written once: every API call on a
-# workflow (a run above all) reads it, and Django would compile the queryset each time, which
-# costs more than the statement (keeperstate.core.rows). tests/api/test_access.py holds the two equal.
+# workflows_visible_to(user).get(pk=…) as one statement written once, with the rule's SQL form
+# (WorkflowQuerySet.visible_to_sql): every API call on a workflow (a run above all) reads it, and
+# Django would compile the queryset each time, which costs more than the statement
+# (keeperstate.core.rows). tests/api/test_access.py holds the two equal.
 _WORKFLOW = Columns(Workflow, "w")
 _WORKFLOW_FOR_USER_SQL = f"""
 SELECT {_WORKFLOW.sql} FROM {_WORKFLOW.table}
- WHERE w."id" = %s AND w."deleted_at" IS NULL
-   AND w."organization_id" IN (SELECT m."organization_id" FROM "membership" m WHERE m."user_id" = %s)
+ WHERE w."id" = %s AND {WorkflowQuerySet.visible_to_sql("w")}
 """
 
 

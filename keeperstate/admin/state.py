@@ -8,8 +8,6 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
-from django.db.models import Q
-from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from keeperstate.admin.display import (
@@ -46,13 +44,17 @@ class ExpiryFilter(admin.SimpleListFilter):
         return [("live", "Live"), ("expired", "Expired (awaiting sweep)"), ("ttl", "Has a TTL"), ("none", "No TTL")]
 
     def queryset(self, request: Any, queryset: Any) -> Any:
-        now = timezone.now()
-        return {
-            "live": queryset.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now)),
-            "expired": queryset.filter(expires_at__lte=now),
-            "ttl": queryset.filter(expires_at__isnull=False),
-            "none": queryset.filter(expires_at__isnull=True),
-        }.get(self.value() or "", queryset)
+        # Live and expired as the store decides, on the database's clock.
+        choice = self.value()
+        if choice == "live":
+            return queryset.live()
+        if choice == "expired":
+            return queryset.expired()
+        if choice == "ttl":
+            return queryset.filter(expires_at__isnull=False)
+        if choice == "none":
+            return queryset.filter(expires_at__isnull=True)
+        return queryset
 
 
 class WorkflowStateForm(forms.ModelForm):
@@ -83,6 +85,10 @@ class WorkflowStateAdmin(TenantScopedAdmin):
 
     class Media:
         css = {"all": ["keeperstate/admin.css"]}
+
+    def get_queryset(self, request: Any) -> Any:
+        # The expiry column shows liveness as the store decides it (see expiry).
+        return super().get_queryset(request).with_liveness()
 
     def has_add_permission(self, request: Any) -> bool:
         return False  # state is written by workflow runs
@@ -157,11 +163,13 @@ class WorkflowStateAdmin(TenantScopedAdmin):
 
     @admin.display(description="expiry", ordering="expires_at")
     def expiry(self, obj: WorkflowState) -> str:
-        text = expiry_text(obj.expires_at, timezone.now())
+        # is_live and checked_at come from the database (with_liveness), whose clock the store
+        # reads: a row the store already treats as expired never shows as live here.
+        text = expiry_text(obj.expires_at, obj.checked_at)  # type: ignore[attr-defined]  # annotated
         if obj.expires_at is None:
             return format_html('<span class="ks-expiry live" title="No TTL: kept until deleted">{}</span>', text)
-        expired = obj.expires_at <= timezone.now()
-        return format_html('<span class="ks-expiry {}" title="{}">{}</span>', "expired" if expired else "ttl",
+        live = obj.is_live  # type: ignore[attr-defined]  # annotated
+        return format_html('<span class="ks-expiry {}" title="{}">{}</span>', "ttl" if live else "expired",
                            f"{obj.expires_at:%Y-%m-%d %H:%M:%S %Z}", text)
 
     @admin.display(description="written by")

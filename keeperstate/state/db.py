@@ -1,5 +1,6 @@
-"""What the state modules share: the liveness condition, the one way to delete rows with a named
-deleter, JSON decoding, and the one place where database errors become STATE_STORAGE_ERROR."""
+"""What the state modules share: the one way to delete rows with a named deleter, JSON decoding,
+and the one place where database errors become STATE_STORAGE_ERROR. (Whether a key is live is
+said once in SQL, keeperstate/state/sql.py, and once in the ORM, WorkflowStateQuerySet.)"""
 
 from __future__ import annotations
 
@@ -13,8 +14,6 @@ from django.db import DatabaseError
 from keeperstate.state.errors import StateStorageError
 
 logger = logging.getLogger("keeperstate.state")
-
-LIVE_SQL = "(expires_at IS NULL OR expires_at > now())"
 
 
 def logged_delete_sql(where: str, *, pick: str | None = None) -> str:

@@ -19,12 +19,13 @@ from django.db import connection, transaction
 from keeperstate.audit.log import audit
 from keeperstate.state.db import logged_delete_sql, storage_errors
 from keeperstate.state.models import WorkflowState
+from keeperstate.state.sql import EXPIRED_SQL
 from keeperstate.state.values import encode_value
 
 SWEEP_SQL = logged_delete_sql(
     "",
-    pick="""SELECT id FROM workflow_state
-             WHERE expires_at <= now()
+    pick=f"""SELECT id FROM workflow_state
+             WHERE {EXPIRED_SQL}
              ORDER BY expires_at
              LIMIT %(limit)s
              FOR UPDATE SKIP LOCKED""",

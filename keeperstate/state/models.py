@@ -23,17 +23,53 @@ migration 0002 make them hold for every writer:
 The SQL of each trigger is in keeperstate/state/sql.py; they are plain Postgres triggers
 installed by migration 0012 (why not through django-pgtrigger: see STATE_TRIGGERS_SQL there),
 except the read-only rule below, which pgtrigger keeps.
+
+Whether a row is live is said once for the ORM (WorkflowStateQuerySet) and once for SQL
+(``live()`` / ``expired()`` in state/sql.py), both on the database's clock.
 """
 
 from __future__ import annotations
 
 import pgtrigger
 from django.db import models
+from django.db.models import BooleanField, DateTimeField, ExpressionWrapper, Func, Q
 from django.db.models.functions import Cast, Now
 
 from keeperstate.accounts.models import Organization
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.workflows.models import Workflow
+
+
+class TransactionNow(Func):
+    """``now()``, the clock the store's SQL reads: the start of the transaction. Django's Now() is
+    ``statement_timestamp()`` on Postgres, later than that inside a transaction, so a key could be
+    live for a Get and expired for a queryset in the same transaction; Python's clock is a third."""
+
+    template = "now()"
+    output_field = DateTimeField()
+
+
+# Live: no expiry, or an expiry ahead of the database's clock. The twin of live() and expired()
+# in keeperstate/state/sql.py; tests/state/test_sql_twins.py holds them equal.
+_LIVE = Q(expires_at__isnull=True) | Q(expires_at__gt=TransactionNow())
+_EXPIRED = Q(expires_at__lte=TransactionNow())
+
+
+class WorkflowStateQuerySet(models.QuerySet["WorkflowState"]):
+    """Liveness for every ORM reader (selectors, admin); raw statements use state/sql.py's."""
+
+    def live(self) -> WorkflowStateQuerySet:
+        """Rows a Get would find."""
+        return self.filter(_LIVE)
+
+    def expired(self) -> WorkflowStateQuerySet:
+        """Rows that await the sweeper: exactly those not live()."""
+        return self.filter(_EXPIRED)
+
+    def with_liveness(self) -> WorkflowStateQuerySet:
+        """Each row with ``is_live`` (as live() decides) and ``checked_at``, the database's clock it
+        was decided at, for pages that show liveness next to the time left."""
+        return self.annotate(is_live=ExpressionWrapper(_LIVE, output_field=BooleanField()), checked_at=TransactionNow())
 
 
 class WorkflowState(models.Model):
@@ -69,6 +105,8 @@ class WorkflowState(models.Model):
         output_field=models.IntegerField(),
         db_persist=True,
     )
+
+    objects = WorkflowStateQuerySet.as_manager()
 
     class Meta:
         db_table = "workflow_state"
@@ -117,7 +155,7 @@ class StateHistoryDue(models.Model):
 class WorkflowStateTombstone(models.Model):
     """The last version a deleted key had, so the key's next life continues from there."""
 
-    # The database deletes these with the workflow (a trigger, migration 0010); Django must not try,
+    # The database deletes these with the workflow (a trigger, state/sql.py); Django must not try,
     # because deleting state rows during a cascade would write tombstones behind it. No index of
     # its own: the unique key (workflow, key) leads with it.
     workflow = models.ForeignKey(
@@ -141,7 +179,7 @@ class WorkflowStateEvent(models.Model):
         UPDATE = "update", "updated"
         DELETE = "delete", "deleted"
 
-    # Deleted with the workflow by a trigger on workflow (migration 0010), like the tombstones. No index
+    # Deleted with the workflow by a trigger on workflow (state/sql.py), like the tombstones. No index
     # of its own: state_event_key_idx (workflow, key, -id) leads with it.
     workflow = models.ForeignKey(
         Workflow, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+", db_index=False

@@ -10,19 +10,27 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Q
-from django.db.models.functions import Now
 
 from keeperstate.state.db import iso, storage_errors
 from keeperstate.state.models import WorkflowState, WorkflowStateEvent
+from keeperstate.state.sql import EXPIRED_SQL, expired
 from keeperstate.state.store import StateScope
 from keeperstate.workflows.models import Workflow
+
+COUNT_EXPIRED_SQL = f"SELECT count(*) FROM workflow_state WHERE {EXPIRED_SQL}"
+# The counters (rows and bytes, kept by triggers) less the rows expired but not swept yet.
+ORG_USAGE_SQL = f"""
+SELECT (coalesce(sum(u.keys), 0)
+        - (SELECT count(*) FROM workflow_state s WHERE s.organization_id = %(org)s AND {expired("s")}))::bigint,
+       coalesce(sum(u.bytes), 0)::bigint
+  FROM organization_state_usage u WHERE u.organization_id = %(org)s
+"""
 
 
 def count_expired() -> int:
     """How many rows await the sweeper."""
     with storage_errors("read"), connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM workflow_state WHERE expires_at <= now()")
+        cursor.execute(COUNT_EXPIRED_SQL)
         return cursor.fetchone()[0]
 
 
@@ -45,12 +53,7 @@ def org_usage(organization_id: int) -> OrgUsage:
     but are not swept yet (an index range, no scan of the organization's keys).
     """
     with storage_errors("read"), connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT (coalesce(sum(u.keys), 0) - (SELECT count(*) FROM workflow_state s "
-            "WHERE s.organization_id = %(org)s AND s.expires_at <= now()))::bigint, coalesce(sum(u.bytes), 0)::bigint "
-            "FROM organization_state_usage u WHERE u.organization_id = %(org)s",
-            {"org": organization_id},
-        )
+        cursor.execute(ORG_USAGE_SQL, {"org": organization_id})
         keys, size = cursor.fetchone()
     return OrgUsage(keys, size, settings.KEEPERSTATE_ORG_MAX_KEYS, settings.KEEPERSTATE_ORG_MAX_BYTES)
 
@@ -59,7 +62,7 @@ def state_entries(*, scope: StateScope) -> list[dict[str, Any]]:
     """The workflow's live keys, for people inspecting state (the editor's State panel)."""
     rows = (
         WorkflowState.objects.filter(organization_id=scope.organization_id, workflow_id=scope.workflow_id)
-        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=Now()))
+        .live()
         .order_by("key")
         .values("key", "value", "version", "expires_at", "updated_at", "updated_by_execution_id", "size_bytes")
     )

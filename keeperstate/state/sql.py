@@ -1,4 +1,12 @@
-"""The SQL bodies of workflow_state's triggers, installed by migration 0012 (see STATE_TRIGGERS_SQL).
+"""The current SQL of workflow state: every function and trigger the database holds for it, and the
+fragments the store's statements share ("is this key live?").
+
+This module is the current version, the one place to read what the database runs. Migrations
+never import it: each carries the text it installed, frozen (as 0011, 0012 and 0013 do), so an
+old migration installs tomorrow what it installed the day it was written. To change a body,
+change it here AND add a migration that carries the new text as a literal; a statement here is
+``CREATE OR REPLACE``, so the migration can run it as it stands. tests/state/test_migration_sql.py
+fails while the migrated database and this module differ.
 
 Kept apart from the models so each rule can be read whole. None of them reads a connection
 option or a session setting: behind PgBouncer in transaction mode a connection's settings belong
@@ -8,6 +16,30 @@ by the deleting statement itself (see HISTORY_SQL); the retention comes from a t
 """
 
 from __future__ import annotations
+
+# --- Is this key live? -------------------------------------------------------------------------
+# A row is live while it has no expiry or its expiry is ahead of now(), the database's clock (the
+# transaction's start: every statement of a transaction sees the same instant). Every raw
+# statement and every function below says it with these; their ORM twin is
+# WorkflowStateQuerySet.live() / .expired() (keeperstate/state/models.py), on the same clock
+# (TransactionNow, not Django's Now(), which is statement_timestamp()). tests/state/test_sql_twins.py
+# holds the two equal, the instant of expiry included.
+
+
+def live(alias: str = "") -> str:
+    """A row of workflow_state (under ``alias``, if given) is live."""
+    column = f"{alias}.expires_at" if alias else "expires_at"
+    return f"({column} IS NULL OR {column} > now())"
+
+
+def expired(alias: str = "") -> str:
+    """A row of workflow_state has expired and awaits the sweeper: exactly the rows not live()."""
+    column = f"{alias}.expires_at" if alias else "expires_at"
+    return f"{column} <= now()"
+
+
+LIVE_SQL = live()
+EXPIRED_SQL = expired()
 
 VERSION_BUMP_SQL = """
     NEW.version := OLD.version + 1;
@@ -113,7 +145,7 @@ HISTORY_SQL = f"""
 # do not queue on one row lock until each commit's flush. Decreases go to a second set of rows
 # (shards USAGE_SHARDS…2×USAGE_SHARDS-1), which the exact path never needs to lock: a decrease in
 # flight only makes a count cautious. How the store stays exact with shards is told in
-# keeperstate_check_usage (migration 0010).
+# keeperstate_check_usage (CHECK_USAGE_FUNCTION_SQL, below).
 #
 # Inserts and deletes are counted per statement from transition tables: the sweeper's batch of
 # 1,000 rows is one update per organization and per workflow, not 1,000. Locks are taken in one
@@ -164,6 +196,111 @@ USAGE_UPDATE_SQL = f"""
     RETURN NULL;
 """
 
+# The exact path: hold every increase shard (0…USAGE_SHARDS-1) of the organization, so no other
+# writer has an increase in flight that this transaction cannot see. Shards are created first
+# (all of them, so none can appear later outside the lock) and locked in shard order. Decrease
+# shards are not locked.
+LOCK_USAGE_FUNCTION_SQL = f"""
+CREATE OR REPLACE FUNCTION keeperstate_lock_usage(p_org bigint) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO organization_state_usage (organization_id, shard, keys, bytes)
+    SELECT p_org, s, 0, 0 FROM generate_series(0, {USAGE_SHARDS - 1}) AS s
+    ON CONFLICT (organization_id, shard) DO NOTHING;
+    PERFORM 1 FROM organization_state_usage WHERE organization_id = p_org AND shard < {USAGE_SHARDS} ORDER BY shard FOR UPDATE;
+END;
+$$;
+"""  # noqa: E501 - the text as installed: a rewrapped line would be another body
+
+# After a write that added a live key (p_adds_key) or grew the stored bytes (p_grew), in the
+# writer's transaction. The trigger has counted the write on the workflow's row (locked until
+# commit: the ceiling is exact) and on one shard of the organization (the connection's).
+#
+# The organization's usage is the sum of its shards. Another writer's increase is invisible
+# until it commits, but each writer in flight holds the one shard it added to and added at most
+# one key (and at most 16,384 bytes, the largest value as jsonb renders it), so the true usage
+# is at most the visible sum plus USAGE_SHARDS-1 keys (as many times 16,384 bytes). Far from the
+# budget that margin is harmless and no writer waits for another (the fast path, p_exact false).
+# Within the margin it raises KS000, and the store writes again on the exact path (p_exact
+# true): it first holds every increase shard (keeperstate_lock_usage), so no increase is in
+# flight and the sum is exact (decreases in flight only make it cautious). A caller's own
+# transaction, which may write several keys, always takes the exact path: it locks all shards in
+# order before its first increase, so two such transactions cannot deadlock.
+#
+# Counters count rows, expired ones too; only when a limit is passed are the scope's expired
+# rows reclaimed and the counters read again. Still over: raise, which undoes the write. Errors
+# carry SQLSTATE KS001 (workflow ceiling), KS002 (organization keys), KS003 (organization bytes)
+# with the usage before the write in DETAIL (keeperstate/state/store.py turns them into coded
+# errors).
+CHECK_USAGE_FUNCTION_SQL = f"""
+CREATE OR REPLACE FUNCTION keeperstate_check_usage(
+    p_org bigint, p_wf uuid, p_adds_key boolean, p_grew boolean, p_exact boolean,
+    p_max_wf integer, p_max_keys bigint, p_max_bytes bigint)
+RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    wf_keys bigint;
+    org_keys bigint;
+    org_bytes bigint;
+    slack_keys bigint := CASE WHEN p_exact THEN 0 ELSE {USAGE_SHARDS - 1} END;
+    slack_bytes bigint := CASE WHEN p_exact THEN 0 ELSE {USAGE_SHARDS - 1} * 16384 END;
+BEGIN
+    LOOP
+        SELECT coalesce(max(u.keys), 0) INTO wf_keys FROM workflow_state_usage u WHERE u.workflow_id = p_wf;
+        SELECT coalesce(sum(u.keys), 0), coalesce(sum(u.bytes), 0) INTO org_keys, org_bytes
+          FROM organization_state_usage u WHERE u.organization_id = p_org;
+        IF p_adds_key AND wf_keys > p_max_wf THEN
+            EXIT WHEN keeperstate_reclaim_expired(p_org, p_wf, 1000) = 0;
+        ELSIF (p_adds_key AND org_keys + slack_keys > p_max_keys) OR (p_grew AND org_bytes + slack_bytes > p_max_bytes) THEN
+            IF NOT p_exact THEN
+                RAISE EXCEPTION 'count exactly' USING ERRCODE = 'KS000';
+            END IF;
+            EXIT WHEN keeperstate_reclaim_expired(p_org, NULL, 1000) = 0;
+        ELSE
+            RETURN;
+        END IF;
+    END LOOP;
+    -- The write itself is counted: the keys held before it are one fewer.
+    IF p_adds_key AND wf_keys > p_max_wf THEN
+        RAISE EXCEPTION 'state key limit' USING ERRCODE = 'KS001', DETAIL = (wf_keys - 1)::text;
+    ELSIF p_adds_key AND org_keys > p_max_keys THEN
+        RAISE EXCEPTION 'organization key budget' USING ERRCODE = 'KS002', DETAIL = (org_keys - 1)::text;
+    END IF;
+    RAISE EXCEPTION 'organization byte budget' USING ERRCODE = 'KS003', DETAIL = org_bytes::text;
+END;
+$$;
+"""  # noqa: E501 - the text as installed: a rewrapped line would be another body
+
+# Delete up to p_limit expired rows of an organization (p_wf NULL) or of one workflow, as the
+# sweeper would (keeperstate/state/maintenance.py, SWEEP_SQL): tombstones keep their versions,
+# and the events name the sweeper. The picked ids are materialised (as an IN subquery the planner
+# may run it again and pass the limit). SKIP LOCKED: a row someone holds is being revived or
+# swept; waiting for it while holding usage rows could deadlock.
+_RECLAIM = """
+        WITH picked AS MATERIALIZED (
+            SELECT id FROM workflow_state
+             WHERE {scope} AND {expired}
+             LIMIT p_limit FOR UPDATE SKIP LOCKED
+        ), gone AS (
+            DELETE FROM workflow_state WHERE id IN (SELECT id FROM picked)
+            RETURNING workflow_id, key, value, version
+        ), logged AS (
+            INSERT INTO workflow_state_event (workflow_id, key, operation, old_value, old_version, actor, created_at)
+            SELECT workflow_id, key, 'delete', value, version, 'sweeper', clock_timestamp() FROM gone
+        )
+        SELECT count(*) INTO n FROM gone;"""
+RECLAIM_EXPIRED_FUNCTION_SQL = f"""
+CREATE OR REPLACE FUNCTION keeperstate_reclaim_expired(p_org bigint, p_wf uuid, p_limit integer)
+RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+    n integer;
+BEGIN
+    IF p_wf IS NULL THEN{_RECLAIM.format(scope="organization_id = p_org", expired=expired())}
+    ELSE{_RECLAIM.format(scope="organization_id = p_org AND workflow_id = p_wf", expired=expired())}
+    END IF;
+    RETURN n;
+END;
+$$;
+"""
+
 # The trim of the keys marked due (workflow_state_history_due, model StateHistoryDue): up to
 # p_limit marked keys, each taken with SKIP LOCKED (several workers share the work, none waits)
 # and trimmed to the newest history_per_key events; returns how many keys it trimmed.
@@ -190,14 +327,45 @@ $$;
 """
 DROP_TRIM_HISTORY_FUNCTION_SQL = "DROP FUNCTION keeperstate_trim_history(integer);"
 
+# A key with no row at all (never written, or deleted or swept: the tombstone continues its
+# versions), in one round trip: insert, then check the limits. No row returned: the key has a
+# row (live, or expired and waiting to be revived), which the store's locked path handles.
+CREATE_KEY_FUNCTION_SQL = """
+CREATE OR REPLACE FUNCTION keeperstate_create_key(
+    p_org bigint, p_wf uuid, p_key text, p_value jsonb, p_ttl integer, p_execution uuid, p_exact boolean,
+    p_max_wf integer, p_max_keys bigint, p_max_bytes bigint)
+RETURNS TABLE (version bigint, expires_at timestamptz) LANGUAGE plpgsql AS $$
+DECLARE
+    v bigint;
+    e timestamptz;
+BEGIN
+    IF p_exact THEN
+        PERFORM keeperstate_lock_usage(p_org);
+    END IF;
+    INSERT INTO workflow_state AS s
+        (organization_id, workflow_id, key, value, version, expires_at, updated_by_execution_id)
+    VALUES (p_org, p_wf, p_key, p_value, 1, now() + p_ttl * interval '1 second', p_execution)
+    ON CONFLICT (organization_id, workflow_id, key) DO NOTHING
+    RETURNING s.version, s.expires_at INTO v, e;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    PERFORM keeperstate_check_usage(p_org, p_wf, true, true, p_exact, p_max_wf, p_max_keys, p_max_bytes);
+    version := v;
+    expires_at := e;
+    RETURN NEXT;
+END;
+$$;
+"""
+
 # Set in one round trip (the store's usual write: a cursor moving on, a marker written):
 # overwrite the live key in place when the value does not grow (with p_expected, only at that
 # version: compare-and-set), else, with no expected version, create the key if it has no row
-# (keeperstate_create_key, migration 0011, checks the limits). No row back: the key has a row
+# (keeperstate_create_key, below, checks the limits). No row back: the key has a row
 # that is expired or would grow, or another version, which the store's locked path decides.
 # Being a function also lets PL/pgSQL keep the UPDATE's plan, where a statement sent by the
 # client is planned each time.
-SET_KEY_FUNCTION_SQL = """
+SET_KEY_FUNCTION_SQL = f"""
 CREATE OR REPLACE FUNCTION keeperstate_set_key(
     p_org bigint, p_wf uuid, p_key text, p_value jsonb, p_ttl integer, p_execution uuid, p_expected bigint,
     p_exact boolean, p_max_wf integer, p_max_keys bigint, p_max_bytes bigint)
@@ -208,7 +376,7 @@ BEGIN
        SET value = p_value, expires_at = now() + p_ttl * interval '1 second', updated_by_execution_id = p_execution,
            version = s.version + 1, updated_at = now()
      WHERE s.organization_id = p_org AND s.workflow_id = p_wf AND s.key = p_key
-       AND (s.expires_at IS NULL OR s.expires_at > now()) AND s.size_bytes >= octet_length(p_value::text)
+       AND {live("s")} AND s.size_bytes >= octet_length(p_value::text)
        AND (p_expected IS NULL OR s.version = p_expected)
     RETURNING s.version, s.expires_at INTO version, expires_at;
     IF FOUND THEN
@@ -234,7 +402,7 @@ DROP_SET_KEY_FUNCTION_SQL = (
 # deleters; the history trigger finds the event and adds none. Returns the deleted version, NULL
 # when nothing was deleted. A function for the same reason as keeperstate_set_key: its plans are
 # kept, where the same statements sent by the client are planned on every delete.
-DELETE_KEY_FUNCTION_SQL = """
+DELETE_KEY_FUNCTION_SQL = f"""
 CREATE OR REPLACE FUNCTION keeperstate_delete_key(
     p_org bigint, p_wf uuid, p_key text, p_expected bigint, p_execution uuid)
 RETURNS bigint LANGUAGE plpgsql AS $$
@@ -245,7 +413,7 @@ BEGIN
     WITH gone AS (
         DELETE FROM workflow_state AS s
          WHERE s.organization_id = p_org AND s.workflow_id = p_wf AND s.key = p_key
-           AND (s.expires_at IS NULL OR s.expires_at > now()) AND (p_expected IS NULL OR s.version = p_expected)
+           AND {live("s")} AND (p_expected IS NULL OR s.version = p_expected)
         RETURNING s.value, s.version
     )
     INSERT INTO workflow_state_event AS e
@@ -269,8 +437,8 @@ DROP_DELETE_KEY_FUNCTION_SQL = "DROP FUNCTION keeperstate_delete_key(bigint, uui
 # Order: Postgres fires a table's triggers of one timing in name order. None of these depends on
 # another's side effects except through NEW, and the version is set in BEFORE triggers, before
 # any AFTER trigger reads it; so their order among themselves does not matter.
-# To change a body, change it here and add a migration that runs STATE_TRIGGERS_SQL again
-# (every statement is CREATE OR REPLACE).
+# To change a body, change it here and add a migration that carries the new text frozen, as
+# 0013 does (every statement is CREATE OR REPLACE).
 _TRIGGERS = (
     # (name, timing and events, level and condition, declarations, body)
     ("version_bump", "BEFORE UPDATE OF value, expires_at", f"FOR EACH ROW WHEN ({VERSION_BUMP_WHEN})", "",
@@ -298,4 +466,35 @@ CREATE OR REPLACE TRIGGER keeperstate_state_{name} {events} ON workflow_state {l
 DROP_STATE_TRIGGERS_SQL = "\n".join(
     f"DROP TRIGGER keeperstate_state_{name} ON workflow_state; DROP FUNCTION keeperstate_state_{name}();"
     for name, *_ in _TRIGGERS
+)
+
+# History and tombstones go with their workflow, for the ORM and raw SQL alike: they have no
+# foreign key to it, whose referential check locked the workflow's row (FOR KEY SHARE, a write)
+# on every history event. The body keeps the indentation migration 0011 installed it with.
+WORKFLOW_HISTORY_GONE_SQL = """
+CREATE OR REPLACE FUNCTION keeperstate_workflow_state_history_gone() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    DELETE FROM workflow_state_event WHERE workflow_id IN (SELECT id FROM gone);
+                    DELETE FROM workflow_state_tombstone WHERE workflow_id IN (SELECT id FROM gone);
+                    RETURN NULL;
+                END;
+                $$;
+CREATE OR REPLACE TRIGGER keeperstate_workflow_state_history_gone
+    AFTER DELETE ON workflow REFERENCING OLD TABLE AS gone
+    FOR EACH STATEMENT EXECUTE FUNCTION keeperstate_workflow_state_history_gone();
+"""
+
+# Everything above that the database holds, as the migrated database must hold it
+# (tests/state/test_migration_sql.py compares the two). A new function or trigger of the state
+# goes here too.
+CURRENT_SQL = (
+    RECLAIM_EXPIRED_FUNCTION_SQL,
+    LOCK_USAGE_FUNCTION_SQL,
+    CHECK_USAGE_FUNCTION_SQL,
+    CREATE_KEY_FUNCTION_SQL,
+    SET_KEY_FUNCTION_SQL,
+    DELETE_KEY_FUNCTION_SQL,
+    TRIM_HISTORY_FUNCTION_SQL,
+    STATE_TRIGGERS_SQL,
+    WORKFLOW_HISTORY_GONE_SQL,
 )

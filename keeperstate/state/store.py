@@ -35,7 +35,7 @@ import psycopg
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
-from keeperstate.state.db import LIVE_SQL, iso, load_json, logger, storage_errors
+from keeperstate.state.db import iso, load_json, logger, storage_errors
 from keeperstate.state.errors import (
     StateInvalidValue,
     StateKeyLimit,
@@ -43,6 +43,7 @@ from keeperstate.state.errors import (
     StateStorageError,
     StateVersionConflict,
 )
+from keeperstate.state.sql import LIVE_SQL, live
 from keeperstate.state.values import (
     MAX_SAFE_INTEGER,
     encode_value,
@@ -116,18 +117,18 @@ UPDATE workflow_state SET value = to_jsonb(value::text::numeric + %(by)s), {_SET
 RETURNING value, version, expires_at
 """
 
-# The delete and its history event with the deleting execution, in one call (migration 0013);
+# The delete and its history event with the deleting execution, in one call (state/sql.py);
 # the deleted version, or NULL.
 DELETE_SQL = "SELECT keeperstate_delete_key(%(org)s, %(wf)s, %(key)s, %(expected)s, %(execution)s)"
 
 _LIMITS = "%(exact)s, %(max_wf)s, %(max_keys)s, %(max_bytes)s"
-# A key with no row: insert and check in one call (migration 0011); no row back = the key has one.
+# A key with no row: insert and check in one call (state/sql.py); no row back = the key has one.
 CREATE_SQL = f"""
 SELECT version, expires_at
   FROM keeperstate_create_key(%(org)s, %(wf)s, %(key)s, %(value)s::jsonb, %(ttl)s, %(execution)s, {_LIMITS})
 """
 # Set: overwrite the live key (at the expected version, if any) or, with none, create it, in one
-# call (migration 0013); no row back = the locked path decides.
+# call (state/sql.py); no row back = the locked path decides.
 SET_SQL = f"""
 SELECT version, expires_at, created
   FROM keeperstate_set_key(%(org)s, %(wf)s, %(key)s, %(value)s::jsonb, %(ttl)s, %(execution)s, %(expected)s,
@@ -147,11 +148,10 @@ ON CONFLICT (organization_id, workflow_id, key) DO UPDATE
    SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at,
        updated_by_execution_id = EXCLUDED.updated_by_execution_id,
        version = workflow_state.version + 1, updated_at = now(),
-       created_at = CASE WHEN workflow_state.expires_at IS NULL OR workflow_state.expires_at > now()
-                         THEN workflow_state.created_at ELSE now() END
+       created_at = CASE WHEN {live("workflow_state")} THEN workflow_state.created_at ELSE now() END
 RETURNING version, expires_at, size_bytes
 """
-# After the write, in its transaction: the counters include it (migration 0011).
+# After the write, in its transaction: the counters include it (state/sql.py).
 CHECK_USAGE_SQL = f"SELECT keeperstate_check_usage(%(org)s, %(wf)s, %(adds_key)s, %(grew)s, {_LIMITS})"
 
 # SQLSTATEs keeperstate_check_usage raises, with the usage before the write in DETAIL; and the

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import secrets
 import uuid
+from typing import Any
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from keeperstate.accounts.models import Organization
+from keeperstate.accounts.models import Membership, Organization
 
 
 def new_webhook_secret() -> str:
@@ -18,8 +19,32 @@ def new_webhook_secret() -> str:
 
 
 class WorkflowQuerySet(models.QuerySet["Workflow"]):
+    """Each rule about which workflows count, in its two forms side by side: the ORM's (the method)
+    and SQL's (``…_sql``, a condition on ``workflow`` under a table alias, for the statements written
+    once on every request's path, keeperstate.core.rows). tests/api/test_access.py holds
+    visible_to and visible_to_sql (alive and alive_sql within it) equal."""
+
     def alive(self) -> WorkflowQuerySet:
+        """Not soft-deleted: a soft-deleted workflow is hidden everywhere (its state is kept)."""
         return self.filter(deleted_at__isnull=True)
+
+    @staticmethod
+    def alive_sql(alias: str) -> str:
+        return f'{alias}."deleted_at" IS NULL'
+
+    def visible_to(self, user: Any) -> WorkflowQuerySet:
+        """Alive, and in one of the organizations the user is a member of; none for anonymous."""
+        if not getattr(user, "is_authenticated", False):
+            return self.none()
+        return self.alive().filter(organization_id__in=Membership.objects.filter(user=user).values("organization_id"))
+
+    @staticmethod
+    def visible_to_sql(alias: str, user: str = "%s") -> str:
+        """visible_to() as SQL; ``user`` is the placeholder that receives the user's id."""
+        return (
+            f'{WorkflowQuerySet.alive_sql(alias)} AND {alias}."organization_id" IN '
+            f'(SELECT m."organization_id" FROM "{Membership._meta.db_table}" m WHERE m."user_id" = {user})'
+        )
 
 
 class Workflow(models.Model):

@@ -1,20 +1,25 @@
 """The reads on every request's path that are written once as SQL (keeperstate.core.rows) find what
-their querysets find: the workflow a user may see, and a token with its user."""
+their querysets find: the workflow a user may see (WorkflowQuerySet.visible_to and its SQL form,
+visible_to_sql), and the tokens of a key with their users (knox's own queryset)."""
 
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import AnonymousUser
+from django.db import connection
 from django.http import Http404
+from django.utils import timezone
 
 from keeperstate.accounts.access import get_workflow_for, workflows_visible_to
 from keeperstate.accounts.models import ApiToken, Membership
 from keeperstate.accounts.tokens import create_token
 from keeperstate.api.authentication import tokens_with_key
-from tests.factories import make_user, make_workflow
+from keeperstate.workflows.models import Workflow, WorkflowQuerySet
+from tests.factories import make_org, make_user, make_workflow
 
 pytestmark = pytest.mark.django_db
 
@@ -23,16 +28,40 @@ def fields(instance: Any) -> dict[str, Any]:
     return {field.attname: getattr(instance, field.attname) for field in type(instance)._meta.concrete_fields}
 
 
-def test_get_workflow_for_finds_exactly_what_workflows_visible_to_finds(org, other_org, user):
+@pytest.fixture
+def world(org, other_org, user):
+    """Workflows alive and soft-deleted in two organizations and one nobody belongs to; members of
+    one organization (alice, eve), of both (carol), of none (dave), and nobody signed in."""
     own = make_workflow(org, user=user, nodes=[{"id": "trigger", "data": {"label": "Trigger"}}])
     deleted = make_workflow(org, name="Gone")
     deleted.soft_delete()
     foreign = make_workflow(other_org, name="Theirs")
+    foreign_deleted = make_workflow(other_org, name="Theirs, gone")
+    foreign_deleted.soft_delete()
+    lonely = make_workflow(make_org("initech"), name="Nobody's")
     in_both = make_user("carol", org)
     Membership.objects.create(user=in_both, organization=other_org)
+    users = [user, in_both, make_user("dave"), make_user("eve", other_org), AnonymousUser()]
+    return users, [own, deleted, foreign, foreign_deleted, lonely]
+
+
+def test_visible_to_sql_selects_exactly_what_visible_to_selects(world):
+    users, workflows = world
+    statement = f'SELECT w."id" FROM "workflow" w WHERE {WorkflowQuerySet.visible_to_sql("w")}'
+    for who in users[:-1]:  # the SQL form is for a signed-in user's id
+        with connection.cursor() as cursor:
+            cursor.execute(statement, [who.pk])
+            found = {row[0] for row in cursor.fetchall()}
+        assert found == set(Workflow.objects.visible_to(who).values_list("pk", flat=True)), who
+    assert not Workflow.objects.visible_to(users[-1]).exists()
+
+
+def test_get_workflow_for_finds_exactly_what_workflows_visible_to_finds(world):
+    users, workflows = world
+    own = workflows[0]
     seen = 0
-    for who in (user, in_both, make_user("dave"), AnonymousUser()):
-        for workflow in (own, deleted, foreign):
+    for who in users:
+        for workflow in workflows:
             expected = workflows_visible_to(who).filter(pk=workflow.pk).first()
             try:
                 found = get_workflow_for(who, str(workflow.pk))
@@ -43,11 +72,11 @@ def test_get_workflow_for_finds_exactly_what_workflows_visible_to_finds(org, oth
                 seen += 1
                 assert fields(found) == fields(expected)
                 assert not found._state.adding  # saved as an update, like a fetched row
-    assert seen == 3  # alice: her own; carol: her own and globex's
-    assert get_workflow_for(user, own.pk).nodes == own.nodes  # JSON decoded, not text
+    assert seen == 4  # alice: her own; carol: her own and globex's; eve: globex's
+    assert get_workflow_for(users[0], own.pk).nodes == own.nodes  # JSON decoded, not text
     for bad_id in ("not-a-uuid", uuid.uuid4()):
         with pytest.raises(Http404):
-            get_workflow_for(user, bad_id)
+            get_workflow_for(users[0], bad_id)
 
 
 def test_tokens_with_key_reads_a_token_and_its_user_as_the_orm_does(user):
@@ -57,3 +86,25 @@ def test_tokens_with_key_reads_a_token_and_its_user_as_the_orm_does(user):
     assert fields(found) == fields(expected)
     assert fields(found.user) == fields(expected.user)
     assert tokens_with_key("ks_00000000") == []
+
+
+def test_tokens_with_key_finds_exactly_what_knoxs_queryset_finds(user):
+    # knox's authenticate_credentials reads get_token_model().objects.filter(token_key=…)
+    # .select_related("user"): expired tokens and inactive users' too (it checks them after).
+    stored, _ = create_token(user, name="ci")
+    inactive = make_user("mallory")
+    inactive.is_active = False
+    inactive.save()
+    # Tokens sharing the key (it is the token's first characters only), one of them expired.
+    for n, (owner, expiry) in enumerate([(inactive, None), (user, timezone.now() - timedelta(days=1))]):
+        ApiToken(digest=f"{n:0128x}", token_key=stored.token_key, user=owner, expiry=expiry).save(force_insert=True)
+    other, _ = create_token(inactive, name="other key")
+
+    for key in (stored.token_key, other.token_key, "ks_00000000"):
+        knox = {token.pk: token for token in ApiToken.objects.filter(token_key=key).select_related("user")}
+        found = {token.pk: token for token in tokens_with_key(key)}
+        assert found.keys() == knox.keys(), key
+        for pk, token in found.items():
+            assert fields(token) == fields(knox[pk])
+            assert fields(token.user) == fields(knox[pk].user)
+    assert len(tokens_with_key(stored.token_key)) == 3
