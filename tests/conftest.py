@@ -67,7 +67,7 @@ def scope(workflow):
 @pytest.fixture
 def monitor(org, user):
     """The reference block monitor (keeperstate.demo), saved in alice's organization."""
-    from keeperstate.demo.graphs import block_monitor_graph
+    from keeperstate.workflows.examples import block_monitor_graph
 
     nodes, edges = block_monitor_graph()
     return make_workflow(org, name="Block monitor", user=user, nodes=nodes, edges=edges)
@@ -76,7 +76,7 @@ def monitor(org, user):
 @pytest.fixture
 def foreign_workflow(other_org):
     """A workflow of another organization (globex), which alice must not see."""
-    from keeperstate.demo.graphs import block_monitor_graph
+    from keeperstate.workflows.examples import block_monitor_graph
 
     nodes, edges = block_monitor_graph()
     return make_workflow(other_org, name="Globex monitor", user=make_user("bob", other_org), nodes=nodes, edges=edges)

@@ -44,7 +44,7 @@ def test_state_changelist_shows_key_value_version_and_filters(admin_client, row)
 
 
 def test_state_change_page_links_the_writing_execution(admin_client, workflow):
-    from keeperstate.demo.graphs import block_monitor_graph
+    from keeperstate.workflows.examples import block_monitor_graph
 
     workflow.nodes, workflow.edges = block_monitor_graph()
     workflow.save()
@@ -109,7 +109,7 @@ def test_state_list_shows_expiry_as_a_phrase_and_the_run_as_its_short_id(admin_c
 
     from django.utils import timezone
 
-    from keeperstate.demo.graphs import block_monitor_graph
+    from keeperstate.workflows.examples import block_monitor_graph
 
     workflow.nodes, workflow.edges = block_monitor_graph()
     workflow.save()

@@ -9,13 +9,14 @@ import pytest
 from django.test import Client
 
 from keeperstate.demo import feed as demo_feed
-from keeperstate.demo.graphs import block_monitor_graph, live_block_monitor_graph
+from keeperstate.demo.graphs import live_block_monitor_graph
 from keeperstate.demo.models import DemoAlert
 from keeperstate.demo.seeding import ensure_demo, point_demo_at
 from keeperstate.engine.validation import validate_graph
 from keeperstate.executions.service import run_workflow
 from keeperstate.secrets.vault import SecretVault
 from keeperstate.state.models import WorkflowState
+from keeperstate.workflows.examples import block_monitor_graph
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ from keeperstate.api.fields import (
     edges_field,
     nodes_field,
 )
+from keeperstate.core.errors import Code
 from keeperstate.core.numbers import whole_number
 from keeperstate.engine.fields import FieldKind
 from keeperstate.engine.registry import all_actions
@@ -365,7 +366,7 @@ class ErrorOutput(serializers.Serializer):
 
 
 class WorkflowInvalidOutput(serializers.Serializer):
-    code = serializers.CharField(help_text="WORKFLOW_INVALID")
+    code = serializers.CharField(help_text=Code.WORKFLOW_INVALID.name)
     detail = serializers.CharField(help_text="How many errors, and the first of them.")
     details = ValidationReportOutput(help_text="The full validation report.")
 

@@ -10,3 +10,10 @@ class DemoConfig(AppConfig):
     label = "demo"
     verbose_name = "KeeperState demo"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def seed_for_serve(self, base_url: str, *, embedded: bool) -> list[str]:
+        """What `manage.py serve` asks of the demo: seed it and name it in the banner. Reached
+        through the app registry, so serve imports nothing of an app that may not be installed."""
+        from keeperstate.demo.seeding import seed_for_serve
+
+        return seed_for_serve(base_url, embedded=embedded)

@@ -1,10 +1,9 @@
 """The demo's workflow graphs, as plain data: no database, so tests and the benchmarks use them
 whether or not the demo app is installed.
 
-``block_monitor_graph`` is the reference monitor driven by its input (``{"block": 100}``), used by
-the docs' API session and the tests; the demo organization's Block monitor is
-``live_block_monitor_graph``, which fetches the demo's own block feed and posts alerts
-(keeperstate.demo.feed) with an organization secret.
+The reference monitor driven by its input is keeperstate.workflows.examples.block_monitor_graph;
+the demo organization's Block monitor is ``live_block_monitor_graph``, which fetches the demo's
+own block feed and posts alerts (keeperstate.demo.feed) with an organization secret.
 
 Each demo graph's positions are what the editor's Auto-layout makes of it with the cards as they
 render (top-down, 70 px between ranks, a Condition's true branch 140 px to the left), so the editor
@@ -15,65 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from keeperstate.workflows.examples import Graph
+
 ALERTS_SECRET = "ALERTS_TOKEN"  # the demo organization's secret the alerts endpoint checks
-
-Graph = tuple[list[dict[str, Any]], list[dict[str, Any]]]
-
-
-def block_monitor_graph(base_url: str = "") -> Graph:
-    """Trigger → State Get cursor → Condition (new block?) → State Set cursor with CAS, driven by
-    the run input (``{"block": 100}``); it calls nothing, so it ignores ``base_url``."""
-    nodes = [
-        {
-            "id": "trigger",
-            "type": "trigger",
-            "position": {"x": 0, "y": 0},
-            "data": {"label": "Trigger", "type": "trigger",
-                     "config": {"triggerType": "Manual", "sampleInput": {"block": 100}}},
-        },
-        {
-            "id": "state-get-1",
-            "type": "action",
-            "position": {"x": 0, "y": 159},
-            "data": {"label": "State Get", "type": "action", "config": {"actionType": "State Get", "key": "cursor"}},
-        },
-        {
-            "id": "condition-1",
-            "type": "action",
-            "position": {"x": 0, "y": 318},
-            "data": {
-                "label": "New block?",
-                "type": "action",
-                "config": {
-                    "actionType": "Condition",
-                    "condition": "not <<@state-get-1:State Get.exists>> "
-                    "or <<@trigger:Trigger.block>> > <<@state-get-1:State Get.value>>",
-                },
-            },
-        },
-        {
-            "id": "state-set-1",
-            "type": "action",
-            "position": {"x": -140, "y": 496},
-            "data": {
-                "label": "State Set",
-                "type": "action",
-                "config": {
-                    "actionType": "State Set",
-                    "key": "cursor",
-                    "value": "<<@trigger:Trigger.block>>",
-                    "expectedVersion": "<<@state-get-1:State Get.version>>",
-                },
-            },
-        },
-    ]
-    edges = [
-        {"id": "e1", "source": "trigger", "target": "state-get-1"},
-        {"id": "e2", "source": "state-get-1", "target": "condition-1"},
-        {"id": "e3", "source": "condition-1", "target": "state-set-1", "sourceHandle": "true"},
-    ]
-    return nodes, edges
-
 
 FEED_PATH = "/demo/feed/"
 ALERTS_PATH = "/demo/alerts/"

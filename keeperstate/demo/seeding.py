@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import check_password
 from django.db import connection, transaction
 
 from keeperstate.accounts.models import Membership, Organization
@@ -23,14 +24,13 @@ from keeperstate.demo.graphs import (
     ALERTS_SECRET,
     DEFAULT_BASE_URL,
     FEED_PATH,
-    Graph,
-    block_monitor_graph,
     heartbeat_graph,
     live_block_monitor_graph,
 )
 from keeperstate.demo.models import DemoSeed
 from keeperstate.secrets.models import OrganizationSecret
 from keeperstate.secrets.store import secret_put
+from keeperstate.workflows.examples import Graph, block_monitor_graph
 from keeperstate.workflows.models import Workflow
 from keeperstate.workflows.services import workflow_create, workflow_update
 
@@ -254,3 +254,23 @@ def ensure_demo(
     """``seed_demo`` as (organization, user, Block monitor), for callers that want those three."""
     demo = seed_demo(password=password, base_url=base_url)
     return demo.organization, demo.user, demo.monitor
+
+
+def seed_for_serve(base_url: str, *, embedded: bool) -> list[str]:
+    """Seed what was never seeded, point the monitor at ``base_url``, and say what `serve`'s banner
+    shows of the demo. The demo user's password is set (and printed) only on the embedded
+    database; with DATABASE_URL the user gets an unusable one."""
+    demo = seed_demo(password=DEMO_PASSWORD if embedded else None, base_url=base_url)
+    point_demo_at(base_url)
+    lines = [f"  demo workflow:  '{wf.name}' ({wf.id})" for wf in demo.workflows.values() if wf is not None]
+    lines.append(f"  demo alerts:    {base_url}/demo/alerts/  (block feed: {base_url}/demo/feed/)")
+    user = demo.user
+    if user is None:
+        return lines
+    if not user.has_usable_password():
+        lines.append(f"  log in:         set a password first: python manage.py changepassword {DEMO_USERNAME}")
+    elif embedded and check_password(DEMO_PASSWORD, user.password):
+        lines.append(f"  log in as:      {DEMO_USERNAME} / {DEMO_PASSWORD}")
+    else:
+        lines.append(f"  log in as:      {DEMO_USERNAME} (with the password set for it)")
+    return lines

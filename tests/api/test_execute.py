@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from keeperstate.demo.graphs import block_monitor_graph
 from keeperstate.engine.registry import all_actions
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.state.models import WorkflowState
+from keeperstate.workflows.examples import block_monitor_graph
 from tests.factories import make_workflow
 
 pytestmark = pytest.mark.django_db

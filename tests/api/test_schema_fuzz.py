@@ -29,8 +29,8 @@ from schemathesis.config import SchemathesisConfig
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from keeperstate.accounts.tokens import create_token
-from keeperstate.demo.graphs import block_monitor_graph
 from keeperstate.executions.service import run_workflow
+from keeperstate.workflows.examples import block_monitor_graph
 from tests.factories import make_workflow
 
 RAW_SCHEMA = json.loads(OpenApiJsonRenderer().render(SchemaGenerator().get_schema(request=None, public=True)))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from keeperstate.demo.graphs import block_monitor_graph
+from keeperstate.workflows.examples import block_monitor_graph
 from keeperstate.workflows.models import Workflow
 from tests.api.conftest import token_client
 from tests.factories import make_org, make_user, make_workflow

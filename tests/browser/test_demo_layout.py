@@ -8,8 +8,8 @@ import itertools
 import pytest
 from playwright.sync_api import expect
 
-from keeperstate.demo.graphs import block_monitor_graph
 from keeperstate.demo.seeding import DEMO_WORKFLOWS
+from keeperstate.workflows.examples import block_monitor_graph
 from tests.browser.helpers import boxes, open_editor, overlapping
 from tests.factories import make_workflow
 

@@ -8,10 +8,10 @@ import pytest
 
 from builder.references import reference_options
 from keeperstate.core.errors import CodedError
-from keeperstate.demo.graphs import block_monitor_graph
 from keeperstate.engine.registry import all_actions, get_action
 from keeperstate.executions.service import run_workflow
 from keeperstate.state.models import WorkflowState
+from keeperstate.workflows.examples import block_monitor_graph
 from tests.factories import make_workflow
 
 URL = "/builder/references/"

@@ -16,11 +16,12 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from keeperstate.accounts.models import Membership
-from keeperstate.demo.graphs import block_monitor_graph, live_block_monitor_graph
+from keeperstate.demo.graphs import live_block_monitor_graph
 from keeperstate.demo.seeding import MONITOR_NAME, ensure_demo
 from keeperstate.ops.database import database_url
 from keeperstate.state.models import WorkflowState
 from keeperstate.state.store import state_set
+from keeperstate.workflows.examples import block_monitor_graph
 from keeperstate.workflows.models import Workflow
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 
-from keeperstate.demo.graphs import block_monitor_graph, live_block_monitor_graph
+from keeperstate.demo.graphs import live_block_monitor_graph
 from keeperstate.demo.models import DemoSeed
 from keeperstate.demo.seeding import (
     ALERTS_SEED,
@@ -17,6 +17,7 @@ from keeperstate.demo.seeding import (
     seed_demo,
 )
 from keeperstate.engine.validation import validate_graph
+from keeperstate.workflows.examples import block_monitor_graph
 from keeperstate.workflows.models import Workflow
 from keeperstate.workflows.services import workflow_hard_delete
 

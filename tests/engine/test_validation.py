@@ -6,8 +6,8 @@ import copy
 
 import pytest
 
-from keeperstate.demo.graphs import block_monitor_graph
 from keeperstate.engine.validation import validate_graph
+from keeperstate.workflows.examples import block_monitor_graph
 
 
 @pytest.fixture

@@ -50,11 +50,11 @@ from django.test import Client
 from django.test.utils import override_settings
 
 from keeperstate.accounts.models import Membership, Organization
-from keeperstate.demo.graphs import block_monitor_graph
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.executions.service import start_run
 from keeperstate.ops.database import database_url
 from keeperstate.ops.schema import require_migrated
+from keeperstate.workflows.examples import block_monitor_graph
 from keeperstate.workflows.models import Workflow
 
 COUNTER_NODES = [

@@ -19,7 +19,6 @@ from typing import Any
 
 from django.apps import apps
 from django.conf import settings
-from django.contrib.auth.hashers import check_password
 from django.core.management import call_command, get_commands
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import connections
@@ -166,24 +165,9 @@ class Command(BaseCommand):
         return children
 
     def _seed(self, base: str) -> list[str]:
-        # Imported only with the demo app installed: its models belong to that app.
-        from keeperstate.demo.seeding import DEMO_PASSWORD, DEMO_USERNAME, point_demo_at, seed_demo
-
-        embedded = database.using_embedded()
-        demo = seed_demo(password=DEMO_PASSWORD if embedded else None, base_url=base)
-        point_demo_at(base)
-        lines = [f"  demo workflow:  '{wf.name}' ({wf.id})" for wf in demo.workflows.values() if wf is not None]
-        lines.append(f"  demo alerts:    {base}/demo/alerts/  (block feed: {base}/demo/feed/)")
-        user = demo.user
-        if user is None:
-            return lines
-        if not user.has_usable_password():
-            lines.append(f"  log in:         set a password first: python manage.py changepassword {DEMO_USERNAME}")
-        elif embedded and check_password(DEMO_PASSWORD, user.password):
-            lines.append(f"  log in as:      {DEMO_USERNAME} / {DEMO_PASSWORD}")
-        else:
-            lines.append(f"  log in as:      {DEMO_USERNAME} (with the password set for it)")
-        return lines
+        """The demo app seeds itself (keeperstate.demo.apps) and says what the banner shows of it."""
+        demo: Any = apps.get_app_config("demo")  # keeperstate.demo.apps.DemoConfig
+        return demo.seed_for_serve(base, embedded=database.using_embedded())
 
     def _wait_until_listening(self, host: str, port: int, supervisor: Supervisor) -> None:
         target = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
