@@ -3,11 +3,26 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from django.db import connection
 
 from tests.factories import make_org, make_user, make_workflow
+
+# The tiers (markers in pyproject.toml) by folder, so a new test in a tier's folder is in the tier:
+# `pytest -m "not browser and not processes and not pgbouncer"` runs without Chromium, PgBouncer or
+# extra processes.
+TIERS = {"browser": "browser", "ops": "processes", "workers": "processes", "faults": "processes",
+         "pgbouncer": "pgbouncer"}
+TESTS = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        folder = Path(item.fspath).resolve().relative_to(TESTS).parts[0]
+        if tier := TIERS.get(folder):
+            item.add_marker(getattr(pytest.mark, tier))
 
 
 @pytest.fixture(scope="session")
@@ -118,3 +133,23 @@ def allow_server(settings, server):
 @pytest.fixture
 def allow_nothing(settings):
     settings.KEEPERSTATE_HTTP_ALLOW = []
+
+
+@pytest.fixture
+def client_as_alice(user):
+    """Alice logged in, through Django's test client (it skips the CSRF check)."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def csrf_client(user):
+    """A logged-in client that, like a browser, must send the CSRF token."""
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user)
+    return client

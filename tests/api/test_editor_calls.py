@@ -31,25 +31,6 @@ CALLS = {
 }
 
 
-@pytest.fixture
-def client_as_alice(user):
-    from django.test import Client
-
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
-def csrf_client(user):
-    """A logged-in client that, like a browser, must send the CSRF token."""
-    from django.test import Client
-
-    client = Client(enforce_csrf_checks=True)
-    client.force_login(user)
-    return client
-
-
 # --- save -------------------------------------------------------------------------------
 
 
