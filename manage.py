@@ -14,13 +14,19 @@ def main() -> None:
     from django.core.management import execute_from_command_line
 
     from keeperstate.ops.database import exit_on_sigterm
+    from keeperstate.ops.env import InvalidEnvironment
 
     # SIGTERM (a supervisor, `kill`, Ctrl-C's sibling) exits through atexit like Ctrl-C does, so
     # runserver, the worker and every other command leave the embedded Postgres' list of users
     # and the last one stops it.
     exit_on_sigterm()
 
-    execute_from_command_line(sys.argv)
+    try:
+        execute_from_command_line(sys.argv)
+    except InvalidEnvironment as exc:
+        # A value in the environment it cannot read: one readable line, not a traceback.
+        sys.stderr.write(f"KeeperState cannot start: {exc}\n")
+        sys.exit(1)  # through atexit: this process leaves the embedded server's list of users
 
 
 if __name__ == "__main__":

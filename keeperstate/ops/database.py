@@ -23,10 +23,10 @@ from typing import Any
 
 import dj_database_url
 
-from keeperstate.ops.env import env_bool
+from keeperstate.ops.env import InvalidEnvironment, env_bool, env_int, env_str
 
 BASE_DIR = Path(__file__).resolve().parents[2]
-DATA_DIR = Path(os.environ.get("KEEPERSTATE_DATA_DIR", BASE_DIR / ".data"))
+DATA_DIR = Path(env_str("KEEPERSTATE_DATA_DIR") or BASE_DIR / ".data")
 
 
 class StartupError(RuntimeError):
@@ -45,16 +45,16 @@ def ensure_data_dir() -> Path:
 
 
 def using_embedded() -> bool:
-    return not os.environ.get("DATABASE_URL")
+    return env_str("DATABASE_URL") is None
 
 
 def database_config() -> dict[str, Any]:
     """The ``default`` entry of Django's DATABASES."""
-    url = os.environ.get("DATABASE_URL") or embedded_uri()
+    url = env_str("DATABASE_URL") or embedded_uri()
     # Persistent connections (a new one per request costs a backend start, several times a
     # statement), checked before each request reuses one, so a restarted server is noticed.
-    max_age = int(os.environ.get("KEEPERSTATE_CONN_MAX_AGE", "60"))
-    config: dict[str, Any] = dict(dj_database_url.parse(url, conn_max_age=max_age, conn_health_checks=True))
+    max_age = env_int("KEEPERSTATE_CONN_MAX_AGE", 60, unit="seconds")
+    config = _parse_database_url(url, max_age)
     config.setdefault("TEST", {})
     if env_bool("KEEPERSTATE_DB_PREPARED_STATEMENTS", True):
         # Server-side binding, and a statement sent a fifth time on a connection is prepared:
@@ -63,6 +63,21 @@ def database_config() -> dict[str, Any]:
         # transaction-mode pooler before PgBouncer 1.21 cannot keep a connection's prepared
         # statements: behind one, set KEEPERSTATE_DB_PREPARED_STATEMENTS=false.
         config["OPTIONS"] = {**config.get("OPTIONS", {}), "server_side_binding": True, "prepare_threshold": 5}
+    return config
+
+
+def _parse_database_url(url: str, max_age: int) -> dict[str, Any]:
+    # The URL holds a password: the error names its scheme only.
+    scheme = url.split("://", 1)[0] if "://" in url else "no scheme"
+    refused = InvalidEnvironment(
+        f"DATABASE_URL must be a postgresql:// URL such as postgresql://user@host:5432/db (got {scheme!r})"
+    )
+    try:
+        config = dict(dj_database_url.parse(url, conn_max_age=max_age, conn_health_checks=True))
+    except ValueError:  # dj-database-url's UnknownSchemeError is one
+        raise refused from None
+    if config.get("ENGINE") != "django.db.backends.postgresql":
+        raise refused
     return config
 
 

@@ -25,6 +25,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db import connections
 
 from keeperstate.ops import database
+from keeperstate.ops.env import env_list
 from keeperstate.ops.supervisor import ChildSpec, GaveUp, Supervisor
 
 READY_TIMEOUT_SECONDS = 60.0
@@ -80,7 +81,7 @@ def allow_own_address(base_url: str) -> None:
     (KEEPERSTATE_HTTP_ALLOW gains its ``host:port``), so the demo monitor can call the demo feed
     and alerts endpoints served here. Only that port: the rest of the machine stays blocked."""
     own = base_url.split("://", 1)[1]
-    allowed = [h for h in os.environ.get("KEEPERSTATE_HTTP_ALLOW", "").split(",") if h.strip()]
+    allowed = env_list("KEEPERSTATE_HTTP_ALLOW")
     if own not in allowed:
         os.environ["KEEPERSTATE_HTTP_ALLOW"] = ",".join([*allowed, own])
         settings.KEEPERSTATE_HTTP_ALLOW = [*settings.KEEPERSTATE_HTTP_ALLOW, own]
