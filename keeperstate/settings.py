@@ -1,6 +1,7 @@
 """Django settings for KeeperState. Everything that differs between machines comes from the
 environment, read through keeperstate.ops.env (a value it cannot read stops the start with a
-message naming the variable); see README.md "Configuration"."""
+message naming the variable); see README.md "Configuration". Importing this module connects to
+nothing and starts no database: the embedded Postgres starts with the first connection."""
 
 from __future__ import annotations
 
@@ -56,11 +57,12 @@ def _rate(name: str, default: str) -> str:
 try:
     SECRET_KEY = _secret_key()
     KEEPERSTATE_SECRETS_KEYS = _secrets_keys()
-    DATABASES = {"default": database_config()}
-except StartupError as exc:
+except StartupError as exc:  # no data folder for the generated keys
     # One readable line for manage.py, pytest and WSGI servers alike, not a traceback.
     sys.stderr.write(f"KeeperState cannot start: {exc}\n")
     raise SystemExit(1) from None
+# Read from the environment only: the embedded Postgres starts with the first connection.
+DATABASES = {"default": database_config()}
 # --- Safe defaults (ops): DEBUG is off unless asked for; README "Production settings". ---
 # Off by default, also for `manage.py serve` on the embedded database: a 500 never shows
 # Django's technical page (SQL, paths, locals) unless a developer turned it on for themselves.

@@ -1,11 +1,12 @@
 """`manage.py serve`: the one command of a fresh machine, and a small supervisor.
 
-It binds the address first (a busy port fails in one line, before anything else happens),
-migrates, collects static files, seeds the demo once, then starts gunicorn (web, whitenoise for
-static files) and one `manage.py worker` when that command exists, and prints the URLs only once
-the web server answers. While it runs it restarts a child that dies and the embedded Postgres if
-it stops. Ctrl-C or SIGTERM stops the children by pid (bounded waits, then SIGKILL) and then the
-embedded Postgres, when no other process still uses it.
+It binds the address first (a busy port fails in one line, before anything else happens), opens
+its database connection (the embedded Postgres starts there; a data folder it cannot use fails in
+one line too), migrates, collects static files, seeds the demo once, then starts gunicorn (web,
+whitenoise for static files) and one `manage.py worker` when that command exists, and prints the
+URLs only once the web server answers. While it runs it restarts a child that dies and the
+embedded Postgres if it stops. Ctrl-C or SIGTERM stops the children by pid (bounded waits, then
+SIGKILL) and then the embedded Postgres, when no other process still uses it.
 """
 
 from __future__ import annotations
@@ -105,7 +106,10 @@ class Command(BaseCommand):
         try:
             host, port = parse_addrport(options["addrport"])
             listener = bind(host, port)
-        except StartFailed as exc:
+            # Before the first line of output: an embedded Postgres that cannot start is the
+            # one line serve prints, like a busy port.
+            connections["default"].ensure_connection()
+        except (StartFailed, database.StartupError) as exc:
             sys.stderr.write(f"KeeperState cannot start: {exc}\n")
             sys.exit(1)  # through atexit: this process leaves the embedded server's list of users
         base = browse_url(host, port)
