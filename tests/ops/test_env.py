@@ -4,6 +4,10 @@ and how it says so, and that no other module of keeperstate/ or builder/ reads o
 from __future__ import annotations
 
 import ast
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -182,6 +186,50 @@ def test_child_environment_is_this_environment_with_overrides(value):
 
     assert env[NAME] == "inherited"
     assert env["DJANGO_DEBUG"] == "false"
+
+
+# --- settings read through the helpers, in processes of their own ------------------------------
+
+
+def run_python(args: list[str], tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    return subprocess.run(
+        [sys.executable, *args], cwd=ROOT, env={**base, "KEEPERSTATE_DATA_DIR": str(tmp_path / "data"), **env},
+        capture_output=True, text=True, timeout=120,
+    )
+
+
+def test_a_value_settings_cannot_read_stops_manage_py_in_one_line(tmp_path):
+    done = run_python(["manage.py", "check"], tmp_path, KEEPERSTATE_MIN_INTERVAL="abc")
+
+    assert done.returncode == 1
+    assert done.stderr == (
+        "KeeperState cannot start: KEEPERSTATE_MIN_INTERVAL must be a whole number of seconds, 1 or more "
+        "(got 'abc')\n"
+    )
+
+
+def test_settings_read_lists_numbers_and_switches_through_the_helpers(tmp_path):
+    script = (
+        "import json; from django.conf import settings; "
+        "print(json.dumps([settings.ALLOWED_HOSTS, settings.CSRF_TRUSTED_ORIGINS, settings.KEEPERSTATE_HTTP_ALLOW, "
+        "settings.KEEPERSTATE_RUN_HEARTBEAT_SECONDS, settings.DEBUG, settings.LOGGING['loggers']['keeperstate']]))"
+    )
+    done = run_python(
+        ["-c", script], tmp_path, DJANGO_SETTINGS_MODULE="keeperstate.settings",
+        DJANGO_ALLOWED_HOSTS=" a.example , b.example ,", DJANGO_CSRF_TRUSTED_ORIGINS="",
+        KEEPERSTATE_HTTP_ALLOW="10.0.0.0/8, host:8080", KEEPERSTATE_RUN_HEARTBEAT_SECONDS="0.5",
+        DJANGO_DEBUG=" On ", KEEPERSTATE_LOG_LEVEL="warning",
+    )
+
+    assert done.returncode == 0, done.stderr
+    hosts, origins, allow, heartbeat, debug, logger = json.loads(done.stdout)
+    assert hosts == ["a.example", "b.example"]
+    assert origins == []
+    assert allow == ["10.0.0.0/8", "host:8080"]
+    assert heartbeat == 0.5
+    assert debug is True
+    assert logger["level"] == "WARNING"
 
 
 # --- no module but keeperstate/ops/env.py reads the environment ---------------------------------
