@@ -13,14 +13,23 @@ def main() -> None:
         os.environ.setdefault("KEEPERSTATE_DEMO", "true")
     from django.core.management import execute_from_command_line
 
-    from keeperstate.ops.database import exit_on_sigterm
+    from keeperstate.ops.database import StartupError, exit_on_sigterm, tidy_embedded_users_at_exit
+    from keeperstate.ops.env import InvalidEnvironment
 
     # SIGTERM (a supervisor, `kill`, Ctrl-C's sibling) exits through atexit like Ctrl-C does, so
     # runserver, the worker and every other command leave the embedded Postgres' list of users
-    # and the last one stops it.
+    # and the last one stops it; a command that never connected still drops the children it saw
+    # die from that list.
     exit_on_sigterm()
+    tidy_embedded_users_at_exit()
 
-    execute_from_command_line(sys.argv)
+    try:
+        execute_from_command_line(sys.argv)
+    except (StartupError, InvalidEnvironment) as exc:
+        # A value in the environment it cannot read, or an embedded Postgres that cannot start
+        # (at the first connection): one readable line, not a traceback.
+        sys.stderr.write(f"KeeperState cannot start: {exc}\n")
+        sys.exit(1)  # through atexit: this process leaves the embedded server's list of users
 
 
 if __name__ == "__main__":

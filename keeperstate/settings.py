@@ -1,5 +1,7 @@
 """Django settings for KeeperState. Everything that differs between machines comes from the
-environment; see README.md "Configuration"."""
+environment, read through keeperstate.ops.env (a value it cannot read stops the start with a
+message naming the variable); see README.md "Configuration". Importing this module connects to
+nothing and starts no database: the embedded Postgres starts with the first connection."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from keeperstate.ops.database import BASE_DIR, DATA_DIR, StartupError, database_config, ensure_data_dir
-from keeperstate.ops.env import env_bool, env_int
+from keeperstate.ops.env import env_bool, env_float, env_int, env_list, env_str
 
 
 def _generated_key(filename: str, make: Callable[[], str]) -> str:
@@ -34,7 +36,7 @@ def _generated_key(filename: str, make: Callable[[], str]) -> str:
 
 def _secret_key() -> str:
     """DJANGO_SECRET_KEY, or a random key kept in .data/ so sessions survive restarts."""
-    if key := os.environ.get("DJANGO_SECRET_KEY"):
+    if key := env_str("DJANGO_SECRET_KEY"):
         return key
     return _generated_key("secret_key", lambda: secrets.token_urlsafe(50))
 
@@ -42,26 +44,32 @@ def _secret_key() -> str:
 def _secrets_keys() -> list[str]:
     """Fernet keys for organization secrets: KEEPERSTATE_SECRETS_KEY (comma-separated to rotate:
     the first encrypts, all decrypt), else one generated into .data/secrets_key."""
-    if raw := os.environ.get("KEEPERSTATE_SECRETS_KEY"):
-        return [key.strip() for key in raw.split(",") if key.strip()]
+    if keys := env_list("KEEPERSTATE_SECRETS_KEY"):
+        return keys
     return [_generated_key("secrets_key", lambda: base64.urlsafe_b64encode(os.urandom(32)).decode("ascii"))]
+
+
+def _rate(name: str, default: str) -> str:
+    """A throttle rate: requests per second, minute, hour or day (keeperstate.api.throttles.parse_rate)."""
+    return env_str(name, default, pattern=r"[0-9]+/ *[smhd][a-z]*", expected="a rate such as 1200/min or 20/s")
 
 
 try:
     SECRET_KEY = _secret_key()
     KEEPERSTATE_SECRETS_KEYS = _secrets_keys()
-    DATABASES = {"default": database_config()}
-except StartupError as exc:
+except StartupError as exc:  # no data folder for the generated keys
     # One readable line for manage.py, pytest and WSGI servers alike, not a traceback.
     sys.stderr.write(f"KeeperState cannot start: {exc}\n")
     raise SystemExit(1) from None
+# Read from the environment only: the embedded Postgres starts with the first connection.
+DATABASES = {"default": database_config()}
 # --- Safe defaults (ops): DEBUG is off unless asked for; README "Production settings". ---
 # Off by default, also for `manage.py serve` on the embedded database: a 500 never shows
 # Django's technical page (SQL, paths, locals) unless a developer turned it on for themselves.
 DEBUG = env_bool("DJANGO_DEBUG", False)
 # --- end of safe defaults ---
-ALLOWED_HOSTS = os.environ.get("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver").split(",")
-CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -133,7 +141,7 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 # `manage.py serve` runs collectstatic here on every start; deployments run it at release.
-STATIC_ROOT = Path(os.environ.get("DJANGO_STATIC_ROOT") or DATA_DIR / "staticfiles")
+STATIC_ROOT = Path(env_str("DJANGO_STATIC_ROOT") or DATA_DIR / "staticfiles")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     # Compressed copies (gzip, brotli when installed) but no manifest of hashed names: the
@@ -155,44 +163,45 @@ LOGOUT_REDIRECT_URL = "login"
 # tests pin the defaults.
 KEEPERSTATE_MAX_KEY_LENGTH = 256
 KEEPERSTATE_MAX_VALUE_BYTES = 8192
-KEEPERSTATE_MAX_KEYS_PER_WORKFLOW = env_int("KEEPERSTATE_MAX_KEYS_PER_WORKFLOW", 100)
+KEEPERSTATE_MAX_KEYS_PER_WORKFLOW = env_int("KEEPERSTATE_MAX_KEYS_PER_WORKFLOW", 100, unit="keys")
 KEEPERSTATE_MAX_TTL_SECONDS = 365 * 24 * 3600
-KEEPERSTATE_SWEEP_BATCH_SIZE = env_int("KEEPERSTATE_SWEEP_BATCH_SIZE", 1000)
+KEEPERSTATE_SWEEP_BATCH_SIZE = env_int("KEEPERSTATE_SWEEP_BATCH_SIZE", 1000, unit="rows", minimum=1)
 # Per-organization budget over all its workflows: live keys, and bytes stored (as Postgres
 # renders the values, expired rows included until swept).
-KEEPERSTATE_ORG_MAX_KEYS = env_int("KEEPERSTATE_ORG_MAX_KEYS", 10_000)
-KEEPERSTATE_ORG_MAX_BYTES = env_int("KEEPERSTATE_ORG_MAX_BYTES", 50 * 1024 * 1024)
+KEEPERSTATE_ORG_MAX_KEYS = env_int("KEEPERSTATE_ORG_MAX_KEYS", 10_000, unit="keys")
+KEEPERSTATE_ORG_MAX_BYTES = env_int("KEEPERSTATE_ORG_MAX_BYTES", 50 * 1024 * 1024, unit="bytes")
 # Write history kept per key. The history trigger reads it from the keeperstate_setting table,
 # written after every migrate (no connection option: those do not pass PgBouncer).
-KEEPERSTATE_HISTORY_PER_KEY = env_int("KEEPERSTATE_HISTORY_PER_KEY", 50)
+KEEPERSTATE_HISTORY_PER_KEY = env_int("KEEPERSTATE_HISTORY_PER_KEY", 50, unit="events")
 
 # HTTP Request (DESIGN.md §12): the egress exceptions (hosts, host:port, IPs or CIDRs that a
 # workflow may reach although they are private) and the largest answer a run reads.
-KEEPERSTATE_HTTP_ALLOW = [h.strip() for h in os.environ.get("KEEPERSTATE_HTTP_ALLOW", "").split(",") if h.strip()]
-KEEPERSTATE_HTTP_MAX_BYTES = env_int("KEEPERSTATE_HTTP_MAX_BYTES", 1024 * 1024)
+KEEPERSTATE_HTTP_ALLOW = env_list("KEEPERSTATE_HTTP_ALLOW")
+KEEPERSTATE_HTTP_MAX_BYTES = env_int("KEEPERSTATE_HTTP_MAX_BYTES", 1024 * 1024, unit="bytes")
 # The demo's block feed (/demo/feed/) mines a block every this many seconds.
-KEEPERSTATE_DEMO_BLOCK_SECONDS = env_int("KEEPERSTATE_DEMO_BLOCK_SECONDS", 5)
+KEEPERSTATE_DEMO_BLOCK_SECONDS = env_int("KEEPERSTATE_DEMO_BLOCK_SECONDS", 5, unit="seconds", minimum=1)
 
 # Runs that nobody clicks (DESIGN.md §11): schedules, webhooks and async API runs execute on
 # Procrastinate workers (`manage.py worker`), which also run the scheduler and housekeeping.
-KEEPERSTATE_MIN_INTERVAL = env_int("KEEPERSTATE_MIN_INTERVAL", 10)
+KEEPERSTATE_MIN_INTERVAL = env_int("KEEPERSTATE_MIN_INTERVAL", 10, unit="seconds", minimum=1)
 # The process running an execution refreshes its heartbeat this often; an execution whose heartbeat
 # is older than RUN_STALE_SECONDS was left behind by a dead process: housekeeping closes it as
 # interrupted.
-KEEPERSTATE_RUN_HEARTBEAT_SECONDS = float(os.environ.get("KEEPERSTATE_RUN_HEARTBEAT_SECONDS", "10"))
-KEEPERSTATE_RUN_STALE_SECONDS = env_int("KEEPERSTATE_RUN_STALE_SECONDS", 60)
-KEEPERSTATE_IDEMPOTENCY_HOURS = env_int("KEEPERSTATE_IDEMPOTENCY_HOURS", 24)
-KEEPERSTATE_WEBHOOK_MAX_BYTES = env_int("KEEPERSTATE_WEBHOOK_MAX_BYTES", 256 * 1024)
+KEEPERSTATE_RUN_HEARTBEAT_SECONDS = env_float("KEEPERSTATE_RUN_HEARTBEAT_SECONDS", 10, unit="seconds")
+KEEPERSTATE_RUN_STALE_SECONDS = env_int("KEEPERSTATE_RUN_STALE_SECONDS", 60, unit="seconds")
+KEEPERSTATE_IDEMPOTENCY_HOURS = env_int("KEEPERSTATE_IDEMPOTENCY_HOURS", 24, unit="hours")
+KEEPERSTATE_WEBHOOK_MAX_BYTES = env_int("KEEPERSTATE_WEBHOOK_MAX_BYTES", 256 * 1024, unit="bytes")
 KEEPERSTATE_WEBHOOK_MAX_WAIT = 30
 # How often a worker looks for due schedule ticks and does housekeeping, and how it tells the
 # others it is alive (a worker silent for WORKER_STALLED_SECONDS is dead: its jobs are retried,
 # which never replays a run that had started).
-KEEPERSTATE_SCHEDULER_POLL_SECONDS = float(os.environ.get("KEEPERSTATE_SCHEDULER_POLL_SECONDS", "1"))
-KEEPERSTATE_HOUSEKEEPING_SECONDS = float(os.environ.get("KEEPERSTATE_HOUSEKEEPING_SECONDS", "10"))
-KEEPERSTATE_WORKER_HEARTBEAT_SECONDS = float(os.environ.get("KEEPERSTATE_WORKER_HEARTBEAT_SECONDS", "10"))
-KEEPERSTATE_WORKER_STALLED_SECONDS = float(os.environ.get("KEEPERSTATE_WORKER_STALLED_SECONDS", "30"))
-KEEPERSTATE_WORKER_CONCURRENCY = env_int("KEEPERSTATE_WORKER_CONCURRENCY", 4)
+KEEPERSTATE_SCHEDULER_POLL_SECONDS = env_float("KEEPERSTATE_SCHEDULER_POLL_SECONDS", 1, unit="seconds")
+KEEPERSTATE_HOUSEKEEPING_SECONDS = env_float("KEEPERSTATE_HOUSEKEEPING_SECONDS", 10, unit="seconds")
+KEEPERSTATE_WORKER_HEARTBEAT_SECONDS = env_float("KEEPERSTATE_WORKER_HEARTBEAT_SECONDS", 10, unit="seconds")
+KEEPERSTATE_WORKER_STALLED_SECONDS = env_float("KEEPERSTATE_WORKER_STALLED_SECONDS", 30, unit="seconds")
+KEEPERSTATE_WORKER_CONCURRENCY = env_int("KEEPERSTATE_WORKER_CONCURRENCY", 4, unit="executions", minimum=1)
 
+_log_level = env_str("KEEPERSTATE_LOG_LEVEL", "INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -200,7 +209,7 @@ LOGGING = {
     "filters": {"redact_secrets": {"()": "keeperstate.secrets.redaction.RedactSecrets"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["redact_secrets"]}},
     "loggers": {
-        "keeperstate": {"handlers": ["console"], "level": os.environ.get("KEEPERSTATE_LOG_LEVEL", "INFO")},
+        "keeperstate": {"handlers": ["console"], "level": _log_level},
         # Unhandled errors (500, and the 503 of a database outage) with their traceback on
         # stderr, where gunicorn and `serve` keep them; Django alone logs them only with DEBUG on.
         "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
@@ -249,7 +258,7 @@ if SECURE:
     SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
-    SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 365 * 24 * 3600)
+    SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 365 * 24 * 3600, unit="seconds")
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", True)
     SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", True)
 # --- end of production safety ---
@@ -271,14 +280,14 @@ AUTHENTICATION_BACKENDS = [
 ]
 
 # Our proxies in front that append to X-Forwarded-For (0: the peer address is the client).
-KEEPERSTATE_PROXY_COUNT = env_int("KEEPERSTATE_PROXY_COUNT", 0)
+KEEPERSTATE_PROXY_COUNT = env_int("KEEPERSTATE_PROXY_COUNT", 0, unit="proxies")
 
 # Login lockout (django-axes), on /accounts/login/ and /admin/login/ alike: after
 # KEEPERSTATE_LOGIN_FAILURE_LIMIT failures for one username, or from one address, further
 # attempts are refused (429) until the cool-off ends or an admin unlocks (admin "Access
 # attempts", or `manage.py axes_reset_username <name>` / `axes_reset_ip <address>`).
-AXES_FAILURE_LIMIT = env_int("KEEPERSTATE_LOGIN_FAILURE_LIMIT", 10)
-AXES_COOLOFF_TIME = timedelta(minutes=env_int("KEEPERSTATE_LOGIN_COOLOFF_MINUTES", 15))
+AXES_FAILURE_LIMIT = env_int("KEEPERSTATE_LOGIN_FAILURE_LIMIT", 10, unit="failed logins", minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("KEEPERSTATE_LOGIN_COOLOFF_MINUTES", 15, unit="minutes"))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one alone locks
 AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "keeperstate.core.clients.axes_client_ip"
@@ -293,13 +302,13 @@ REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"] = [
     "keeperstate.api.throttles.AnonymousThrottle",
 ]
 REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {
-    "api_user": os.environ.get("KEEPERSTATE_API_RATE", "1200/min"),  # per token, or per user for a session
-    "api_anon": os.environ.get("KEEPERSTATE_API_ANON_RATE", "120/min"),  # per address
-    "auth_failure": os.environ.get("KEEPERSTATE_AUTH_FAILURE_RATE", "30/min"),  # bad tokens per address
-    "webhook": os.environ.get("KEEPERSTATE_WEBHOOK_RATE", "1200/min"),  # webhook calls per sending address
+    "api_user": _rate("KEEPERSTATE_API_RATE", "1200/min"),  # per token, or per user for a session
+    "api_anon": _rate("KEEPERSTATE_API_ANON_RATE", "120/min"),  # per address
+    "auth_failure": _rate("KEEPERSTATE_AUTH_FAILURE_RATE", "30/min"),  # bad tokens per address
+    "webhook": _rate("KEEPERSTATE_WEBHOOK_RATE", "1200/min"),  # webhook calls per sending address
 }
 # Runs started per organization per minute, whatever starts them (editor, API, webhook, schedule).
-KEEPERSTATE_ORG_RUNS_PER_MINUTE = env_int("KEEPERSTATE_ORG_RUNS_PER_MINUTE", 600)
+KEEPERSTATE_ORG_RUNS_PER_MINUTE = env_int("KEEPERSTATE_ORG_RUNS_PER_MINUTE", 600, unit="runs")
 
 # API tokens: hashed at rest by django-rest-knox (SHA-512), "ks_" + 64 hex characters.
 KNOX_TOKEN_MODEL = "keeperstate.ApiToken"
@@ -307,7 +316,7 @@ KNOX_TOKEN_MODEL = "keeperstate.ApiToken"
 # swappable option and would create an unused knox_authtoken table (referencing auth_user, which
 # breaks TRUNCATE-based test flushes). Without knox migrations nothing of it is created.
 MIGRATION_MODULES = {"knox": None}
-KEEPERSTATE_TOKEN_TTL_DAYS = env_int("KEEPERSTATE_TOKEN_TTL_DAYS", 90)  # default expiry; 0 = none
+KEEPERSTATE_TOKEN_TTL_DAYS = env_int("KEEPERSTATE_TOKEN_TTL_DAYS", 90, unit="days")  # default expiry; 0 = none
 REST_KNOX = {
     "TOKEN_TTL": timedelta(days=KEEPERSTATE_TOKEN_TTL_DAYS) if KEEPERSTATE_TOKEN_TTL_DAYS > 0 else None,
     "AUTH_HEADER_PREFIX": "Token",  # existing clients keep "Authorization: Token <token>"

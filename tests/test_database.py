@@ -7,19 +7,103 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
+from django.db import DatabaseError, connection
+
+from keeperstate.ops import database
+from keeperstate.ops.embedded.base import DatabaseWrapper, fill_address
+from keeperstate.ops.env import InvalidEnvironment
+from tests.ops.serving import alive, own_embedded_server, pid_list, postmaster_pid, stop_embedded_postgres, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBE = "from django.db import connection; connection.ensure_connection(); print('connected')"
 
 
 def manage(*args: str, data_dir: Path | str) -> subprocess.Popen:
+    return python("manage.py", *args, data_dir=data_dir)
+
+
+def python(*args: str, data_dir: Path | str) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     env["KEEPERSTATE_DATA_DIR"] = str(data_dir)
     return subprocess.Popen(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True,
+        [sys.executable, *args], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
+
+
+def finish(process: subprocess.Popen, timeout: float) -> tuple[str, str]:
+    """Its output once it exits; killed (by its pid) if it does not within ``timeout``."""
+    try:
+        return process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate(timeout=10)
+        raise
+
+
+def postgres_processes(data_dir: Path) -> list[int]:
+    """Postgres servers running on a folder under ``data_dir``."""
+    found = []
+    for process in psutil.process_iter(["name", "cmdline"]):
+        if process.info["name"] == "postgres" and str(data_dir) in " ".join(process.info["cmdline"] or []):
+            found.append(process.pid)
+    return found
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-c", "import django; import keeperstate.settings"],
+        ["-c", "from keeperstate.wsgi import application"],  # settings, apps and the whole site loaded
+        ["manage.py", "--help"],
+        ["manage.py", "check"],
+    ],
+    ids=["import settings", "load the WSGI application", "manage.py --help", "manage.py check"],
+)
+def test_loading_settings_and_the_site_starts_no_database(tmp_path, args):
+    data_dir = tmp_path / "data"
+
+    process = python(*args, data_dir=data_dir)
+    _out, err = finish(process, 120)
+
+    assert process.returncode == 0, err
+    assert not (data_dir / "postgres").exists()
+    assert postgres_processes(tmp_path) == []
+
+
+@own_embedded_server
+def test_a_command_that_needs_the_database_starts_the_embedded_server_and_stops_it_after(tmp_path):
+    data_dir = tmp_path / "data"
+    try:
+        process = manage("showmigrations", "keeperstate", data_dir=data_dir)
+        out, err = finish(process, 240)
+
+        assert process.returncode == 0, err
+        assert "[ ] 0001_" in out  # it read the (new, empty) database
+        assert (data_dir / "postgres" / "PG_VERSION").exists()
+        assert pid_list(data_dir) == []
+        server = postmaster_pid(data_dir)
+        wait_until(lambda: server is None or not alive(server), 30, "the embedded Postgres to stop")
+        assert postgres_processes(tmp_path) == []
+    finally:
+        stop_embedded_postgres(data_dir)
+
+
+def test_an_embedded_server_that_cannot_start_fails_the_command_in_one_line(tmp_path):
+    data_dir = tmp_path / "data"
+    (data_dir / "postgres").mkdir(parents=True)
+    (data_dir / "postgres" / "PG_VERSION").write_text("9\n")  # initdb is skipped; the start fails
+
+    process = manage("showmigrations", data_dir=data_dir)
+    out, err = finish(process, 120)
+
+    assert process.returncode == 1
+    assert out == ""
+    assert err.strip().splitlines() == [err.strip()], err
+    assert err.startswith(f"KeeperState cannot start: Could not start the embedded Postgres in {data_dir}")
+    assert "DATABASE_URL" in err
+    assert pid_list(data_dir) == []
 
 
 def test_several_processes_start_the_embedded_postgres_at_once(tmp_path):
@@ -86,3 +170,65 @@ def test_a_statement_sent_a_fifth_time_is_prepared_on_the_connection():
         for _ in range(6):
             cursor.execute(_WORKFLOW_FOR_USER_SQL, ["00000000-0000-0000-0000-000000000000", 0])
     assert prepared() == before + 1
+
+
+def test_without_database_url_the_embedded_backend_is_configured_without_an_address(monkeypatch):
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+
+    config = database.database_config()
+
+    assert config["ENGINE"] == database.EMBEDDED_ENGINE == "keeperstate.ops.embedded"
+    assert (config["HOST"], config["PORT"], config["NAME"], config["USER"]) == ("", "", "postgres", "postgres")
+    assert database.using_embedded()
+
+
+def test_a_database_url_that_is_not_postgres_is_refused_without_showing_its_password(monkeypatch):
+    monkeypatch.setenv("DATABASE_URL", "mysql://ks:hunter2@db.example/keeperstate")
+
+    with pytest.raises(InvalidEnvironment) as refused:
+        database.database_config()
+
+    assert str(refused.value) == (
+        "DATABASE_URL must be a postgresql:// URL such as postgresql://user@host:5432/db (got 'mysql')"
+    )
+
+
+def test_a_server_that_cannot_start_is_a_database_error_with_its_one_sentence(monkeypatch):
+    def cannot_start():
+        raise database.StartupError("Could not start the embedded Postgres in /x (it is broken).")
+
+    monkeypatch.setattr(database, "_server", None)  # as in a process that has not connected yet
+    monkeypatch.setattr(database, "_start_embedded_server", cannot_start)
+    probe = DatabaseWrapper({**connection.settings_dict, "HOST": "", "PORT": ""}, alias="probe")
+
+    with pytest.raises(database.EmbeddedServerUnavailable) as failed, probe.wrap_database_errors:
+        probe.connect()  # what ensure_connection does, which pytest-django blocks outside django_db
+
+    # A database error: a request meets the 503 of an outage; manage.py prints the sentence.
+    assert isinstance(failed.value, DatabaseError)
+    assert isinstance(failed.value, database.StartupError)
+    assert str(failed.value) == "Could not start the embedded Postgres in /x (it is broken)."
+    assert probe.settings_dict["HOST"] == ""  # the next connection tries again
+
+
+def test_a_host_set_already_is_left_as_it_is():
+    settings_dict = {"HOST": "/nonexistent-keeperstate-socket-dir", "PORT": ""}
+
+    fill_address(settings_dict)  # would start a server if it had to
+
+    assert settings_dict == {"HOST": "/nonexistent-keeperstate-socket-dir", "PORT": ""}
+
+
+@own_embedded_server
+@pytest.mark.django_db
+def test_the_first_connection_fills_in_the_embedded_servers_address():
+    connection.ensure_connection()
+    filled = connection.settings_dict
+    probe = DatabaseWrapper({**filled, "HOST": "", "PORT": ""}, alias="probe")
+
+    params = probe.get_connection_params()
+
+    assert filled["HOST"].startswith("/")  # the socket folder
+    assert (params["host"], params["port"]) == (filled["HOST"], filled["PORT"])
+    assert (probe.settings_dict["HOST"], probe.settings_dict["PORT"]) == (filled["HOST"], filled["PORT"])
+    assert database.database_url({**filled, "HOST": "", "PORT": ""}) == database.database_url(filled)

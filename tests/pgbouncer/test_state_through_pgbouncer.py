@@ -26,6 +26,8 @@ import psycopg
 import pytest
 from django.conf import settings
 
+from keeperstate.ops.database import EMBEDDED_ENGINE
+from keeperstate.ops.embedded.base import fill_address
 from tests.ops.serving import free_port
 
 pytestmark = pytest.mark.pgbouncer
@@ -38,6 +40,9 @@ RUN_TIMEOUT = 1800
 def _server() -> dict[str, str]:
     """Host (socket folder or address), port and user of the database the suite runs on."""
     db = settings.DATABASES["default"]
+    # The embedded server's address is known once a connection opened (started here if no test has).
+    if db["ENGINE"] == EMBEDDED_ENGINE:
+        fill_address(db)
     host = db.get("HOST") or db.get("OPTIONS", {}).get("host") or "127.0.0.1"
     return {"host": host, "port": str(db.get("PORT") or 5432), "user": db.get("USER") or "postgres"}
 

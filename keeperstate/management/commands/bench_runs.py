@@ -28,7 +28,6 @@ import http.client
 import io
 import itertools
 import json
-import os
 import signal
 import socket
 import statistics
@@ -53,6 +52,7 @@ from keeperstate.accounts.models import Membership, Organization
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.executions.service import start_run
 from keeperstate.ops.database import database_url
+from keeperstate.ops.env import child_environment
 from keeperstate.ops.schema import require_migrated
 from keeperstate.workflows.examples import block_monitor_graph
 from keeperstate.workflows.models import Workflow
@@ -356,8 +356,8 @@ class RunBench:
     def spawn(self, *args: str) -> subprocess.Popen[bytes]:
         # A benchmark is not a client to protect the service from: lift the per-token API rate and
         # the organization's runs per minute (keeperstate.ratelimits) for the processes it measures.
-        env = {**os.environ, "DATABASE_URL": self.url, "DJANGO_DEBUG": "false",
-               "KEEPERSTATE_API_RATE": "100000000/min", "KEEPERSTATE_ORG_RUNS_PER_MINUTE": "100000000"}
+        env = child_environment(DATABASE_URL=self.url, DJANGO_DEBUG="false", KEEPERSTATE_API_RATE="100000000/min",
+                                KEEPERSTATE_ORG_RUNS_PER_MINUTE="100000000")
         child = subprocess.Popen([sys.executable, *args], env=env, cwd=settings.BASE_DIR,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.children.append(child)

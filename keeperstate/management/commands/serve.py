@@ -1,11 +1,12 @@
 """`manage.py serve`: the one command of a fresh machine, and a small supervisor.
 
-It binds the address first (a busy port fails in one line, before anything else happens),
-migrates, collects static files, seeds the demo once, then starts gunicorn (web, whitenoise for
-static files) and one `manage.py worker` when that command exists, and prints the URLs only once
-the web server answers. While it runs it restarts a child that dies and the embedded Postgres if
-it stops. Ctrl-C or SIGTERM stops the children by pid (bounded waits, then SIGKILL) and then the
-embedded Postgres, when no other process still uses it.
+It binds the address first (a busy port fails in one line, before anything else happens), opens
+its database connection (the embedded Postgres starts there; a data folder it cannot use fails in
+one line too), migrates, collects static files, seeds the demo once, then starts gunicorn (web,
+whitenoise for static files) and one `manage.py worker` when that command exists, and prints the
+URLs only once the web server answers. While it runs it restarts a child that dies and the
+embedded Postgres if it stops. Ctrl-C or SIGTERM stops the children by pid (bounded waits, then
+SIGKILL) and then the embedded Postgres, when no other process still uses it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from django.db import connections
 
 from keeperstate.core.numbers import whole_number
 from keeperstate.ops import database
+from keeperstate.ops.env import env_list
 from keeperstate.ops.supervisor import ChildSpec, GaveUp, Supervisor
 
 READY_TIMEOUT_SECONDS = 60.0
@@ -81,7 +83,7 @@ def allow_own_address(base_url: str) -> None:
     (KEEPERSTATE_HTTP_ALLOW gains its ``host:port``), so the demo monitor can call the demo feed
     and alerts endpoints served here. Only that port: the rest of the machine stays blocked."""
     own = base_url.split("://", 1)[1]
-    allowed = [h for h in os.environ.get("KEEPERSTATE_HTTP_ALLOW", "").split(",") if h.strip()]
+    allowed = env_list("KEEPERSTATE_HTTP_ALLOW")
     if own not in allowed:
         os.environ["KEEPERSTATE_HTTP_ALLOW"] = ",".join([*allowed, own])
         settings.KEEPERSTATE_HTTP_ALLOW = [*settings.KEEPERSTATE_HTTP_ALLOW, own]
@@ -105,7 +107,10 @@ class Command(BaseCommand):
         try:
             host, port = parse_addrport(options["addrport"])
             listener = bind(host, port)
-        except StartFailed as exc:
+            # Before the first line of output: an embedded Postgres that cannot start is the
+            # one line serve prints, like a busy port.
+            connections["default"].ensure_connection()
+        except (StartFailed, database.StartupError) as exc:
             sys.stderr.write(f"KeeperState cannot start: {exc}\n")
             sys.exit(1)  # through atexit: this process leaves the embedded server's list of users
         base = browse_url(host, port)
