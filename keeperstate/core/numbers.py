@@ -2,7 +2,7 @@
 
 Python's ``int()`` reads Unicode digits (``int("٣٠") == 30``) and ``str.isdigit()`` accepts
 characters ``int()`` refuses (``"²"``), so neither decides here: a whole number is an int, an
-integral float (JSON's ``10.0``), or text of ASCII digits with an optional sign, trimmed.
+integral float (JSON's ``10.0``), or text of ASCII digits with an optional minus sign, trimmed.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 from keeperstate.core.errors import Code, CodedError
 
-_WHOLE = re.compile(r"[+-]?[0-9]+")
+_WHOLE = re.compile(r"-?[0-9]+")
 MAX_DIGITS = 30  # beyond any bigint; a longer text is a mistake, not a number to convert
 # The largest integer every JSON reader keeps exactly (JavaScript's Number.MAX_SAFE_INTEGER).
 MAX_SAFE_INTEGER = 2**53 - 1

@@ -17,7 +17,8 @@ from typing import overload
 
 from django.core.exceptions import ImproperlyConfigured
 
-_WHOLE = re.compile(r"-?[0-9]+")
+from keeperstate.core.numbers import whole_number
+
 _DECIMAL = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
@@ -68,10 +69,11 @@ def env_int(name: str, default: int, *, unit: str = "", minimum: int | None = 0)
     raw = _raw(name)
     if raw is None:
         return default
-    if not _WHOLE.fullmatch(raw) or (minimum is not None and int(raw) < minimum):
+    number = whole_number(raw)  # the one whole-number parser: ASCII digits, an optional minus
+    if number is None or (minimum is not None and number < minimum):
         what = _number("a whole number", unit, "", minimum)
         raise InvalidEnvironment(f"{name} must be {what} {_got(raw)}")
-    return int(raw)
+    return number
 
 
 def env_float(name: str, default: float, *, unit: str = "", minimum: float | None = 0) -> float:

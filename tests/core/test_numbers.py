@@ -10,7 +10,7 @@ from keeperstate.core.numbers import NumberInvalid, parse_whole_number, whole_nu
 
 @pytest.mark.parametrize(
     ("raw", "number"),
-    [(30, 30), (" 30 ", 30), ("-5", -5), ("+7", 7), (10.0, 10), ("0", 0), (2**63, 2**63)],
+    [(30, 30), (" 30 ", 30), ("-5", -5), (10.0, 10), ("0", 0), (2**63, 2**63)],
 )
 def test_whole_numbers_are_read(raw, number):
     assert whole_number(raw) == number
@@ -18,8 +18,8 @@ def test_whole_numbers_are_read(raw, number):
 
 @pytest.mark.parametrize(
     "raw",
-    ["²", "٣٠", "３０", "1.5", "1e3", "0x10", "", " ", "12abc", "1 2", "--1", True, False, None, 1.5, float("inf"),
-     float("nan"), [1], {"a": 1}, "9" * 31],
+    ["²", "٣٠", "３０", "+7", "1.5", "1e3", "0x10", "", " ", "12abc", "1 2", "--1", True, False, None, 1.5,
+     float("inf"), float("nan"), [1], {"a": 1}, "9" * 31],
 )
 def test_anything_else_is_no_whole_number(raw):
     # "²" passes str.isdigit() and "٣٠" passes int(): neither decides here
