@@ -169,3 +169,21 @@ def test_trigger_type_must_be_a_known_name(monitor, trigger_type):
     monitor[0][0]["data"]["config"]["triggerType"] = trigger_type
 
     assert ("trigger", "triggerType", "UNKNOWN_TRIGGER") in codes(validate_graph(*monitor))
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [("label", 5), ("position", {"x": "abc", "y": 0}), ("type", ["action"]), ("data", {"label": {"text": "x"}})],
+)
+def test_a_node_of_the_wrong_shape_is_refused_on_every_way_in(monitor, where, value):
+    # The API refuses these as field errors; the validator refuses them for every other way in
+    # (an import, the demo, a command), so no way in stores a label of 5.
+    target = node(monitor[0], "state-get-1")
+    if where == "label":
+        target["data"]["label"] = value
+    else:
+        target[where] = value
+
+    report = validate_graph(*monitor)
+
+    assert [(f["nodeId"], f["code"]) for f in report.as_dict()["errors"]] == [("state-get-1", "INVALID_SHAPE")]
