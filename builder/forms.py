@@ -84,6 +84,8 @@ def _widget(config_field: ConfigField) -> forms.Widget:
         attrs["aria-describedby"] = f"cfg-{config_field.name}-help"
     if config_field.kind == "json":
         return forms.Textarea(attrs={**attrs, "rows": 4})
+    if config_field.kind == "assignments":
+        return forms.Textarea(attrs={**attrs, "rows": 4})
     if config_field.kind == "expression":
         return forms.Textarea(attrs={**attrs, "rows": 3})
     if config_field.kind in ("select", "boolean"):
@@ -108,13 +110,14 @@ def _django_field(config_field: ConfigField) -> forms.Field:
     return forms.CharField(label=config_field.label, required=False, strip=False, widget=_widget(config_field))
 
 
-def as_text(value: Any) -> str:
-    """A stored config value as the text its form field shows."""
+def as_text(value: Any, config_field: ConfigField | None = None) -> str:
+    """A config value as the text its form field shows (the field's own display, so its parser
+    reads the text back as the value)."""
+    if config_field is not None:
+        return config_field.display(value)
     if value is None:
         return ""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False)
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -174,9 +177,9 @@ def initial_values(spec: FormSpec, node_config: dict[str, Any] | None, query: An
     initial: dict[str, str] = {}
     for config_field in spec.fields:
         if config_field.name in query:
-            initial[config_field.name] = str(query.get(config_field.name))
+            initial[config_field.name] = _shown(config_field, str(query.get(config_field.name)))
         elif config_field.name in node_config:
-            initial[config_field.name] = as_text(node_config[config_field.name])
+            initial[config_field.name] = as_text(node_config[config_field.name], config_field)
         elif config_field.name == "triggerType":
             initial[config_field.name] = spec.id
         elif config_field.kind in ("select", "boolean") and config_field.default is not None:
@@ -185,9 +188,20 @@ def initial_values(spec: FormSpec, node_config: dict[str, Any] | None, query: An
     return initial
 
 
+def _shown(config_field: ConfigField, text: str) -> str:
+    """Query text as its field shows it: the editor sends a stored list of Set Fields as JSON,
+    shown as its lines; text that does not parse is shown as it came, for the form to judge."""
+    if config_field.kind != "assignments":
+        return text
+    try:
+        return config_field.display(config_field.parse(text))
+    except CodedError:
+        return text
+
+
 def form_data(spec: FormSpec, payload: dict[str, Any]) -> dict[str, str]:
     """Form data from a JSON body: every value as the text its field would hold."""
-    data = {f.name: as_text(payload.get(f.name)) for f in spec.fields if f.name in payload}
+    data = {f.name: as_text(payload.get(f.name), f) for f in spec.fields if f.name in payload}
     if spec.kind == "trigger":
         data.setdefault("triggerType", spec.id)
     return data

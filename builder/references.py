@@ -14,6 +14,7 @@ from typing import Any
 
 from keeperstate.core.errors import Code, CodedError
 from keeperstate.engine.graph import Graph, GraphCycle
+from keeperstate.engine.loops import Loops, loops_of
 from keeperstate.engine.references import (
     SECRETS_LABEL,
     SECRETS_NODE_ID,
@@ -58,7 +59,9 @@ def reference_options(
         )
     if (loop := graph.cycle()) is not None:
         raise GraphCycle(loop)
-    sources = [_source(graph, upstream_id, last_results or {}) for upstream_id in graph.upstream(node_id)]
+    loops = loops_of(graph)
+    sources = [_source(graph, upstream_id, last_results or {}, loops, node_id)
+               for upstream_id in _runs_before(graph, loops, node_id)]
     sources.append(system_source())
     if secret_names is not None:
         sources.append(secrets_source(secret_names))
@@ -69,7 +72,16 @@ def _field(node_id: str, label: str, path: str, type_: str, description: str) ->
     return {"field": path, "type": type_, "description": description, "token": make_token(node_id, label, path)}
 
 
-def _source(graph: Graph, node_id: str, last_results: dict[str, Any]) -> dict[str, Any]:
+def _runs_before(graph: Graph, loops: Loops, node_id: str) -> list[str]:
+    """The nodes whose results are there when ``node_id`` runs, nearest first: its upstream nodes,
+    then the body nodes of loops that ran before it (read as their last iteration)."""
+    upstream = graph.upstream(node_id)
+    after_loops = [n for loop in upstream if node_id not in loops.bodies.get(loop, frozenset())
+                   for n in sorted(loops.bodies.get(loop, frozenset())) if n not in upstream]
+    return [*upstream, *dict.fromkeys(after_loops)]
+
+
+def _source(graph: Graph, node_id: str, last_results: dict[str, Any], loops: Loops, reader: str) -> dict[str, Any]:
     label = graph.label(node_id)
     config = graph.config(node_id)
     if graph.nodes[node_id].get("type") == "trigger":
@@ -92,7 +104,10 @@ def _source(graph: Graph, node_id: str, last_results: dict[str, Any]) -> dict[st
                 "fields": [], "hint": f"Unknown action '{action_type}': it has no fields to offer."}
     fields = []
     last = _last_data(last_results, node_id)
-    for output in definition.output_fields:
+    inside = reader in loops.bodies.get(node_id, frozenset())
+    for output in definition.outputs_of(config):
+        if output.loop_scope is not None and (output.loop_scope == "body") != inside:
+            continue  # a loop's item and index inside its body; its count and the rest after it
         fields.append(_field(node_id, label, output.name, output.type, output.description))
         if output.type in ("any", "object") and output.name != "headers" and isinstance(last.get(output.name), dict):
             seen = sample_fields(last[output.name], prefix=output.name + ".", origin="From the last run")

@@ -211,6 +211,12 @@ class NodeResultOutput(serializers.Serializer):
     error = serializers.CharField(required=False, help_text="What went wrong and what to do.")
     details = serializers.JSONField(required=False, help_text="Structured data of the failure.")
     skipped = serializers.BooleanField(required=False, help_text="The node was on a branch not taken.")
+    iterations = serializers.ListField(
+        child=serializers.JSONField(), required=False,
+        help_text="A For Each body node's result per item, the first 100 in full (its top-level fields are the "
+        "last item's).",
+    )
+    iterationCount = serializers.IntegerField(required=False, help_text="How many items ran the body node.")
 
 
 class ExecuteInput(serializers.Serializer):

@@ -63,6 +63,8 @@ class Code(Enum):
     CONFIG_INVALID = (400, "The value of this field is not one the action can take.")
     SCHEDULE_INVALID = (400, "Give a Schedule either an interval in whole seconds or a cron expression.")
     CONDITION_INVALID = (400, "The condition is not an expression the evaluator allows; see the field's help.")
+    EXPRESSION_INVALID = (400, "The expression cannot be read or evaluated; see the field's help for what it allows.")
+    LOOP_BODY_INVALID = (400, "A For Each's body is the nodes reached from its each handle, and only from there.")
     REFERENCE_NOT_ALLOWED = (400, "This field does not take @ references; enter a value.")
     REFERENCE_INVALID = (400, "The reference does not name a field. Pick the value again from the @ list.")
     REFERENCE_MISSING_NODE = (400, "The reference points at a node that is gone. Pick the value again from the @ list.")
@@ -78,6 +80,8 @@ class Code(Enum):
     RUN_INTERRUPTED = (503, "The process running this execution stopped before it finished; it was not run again.")
     RUN_SKIPPED = (409, "Skipped: the previous run of this workflow was still queued or running (overlap: skip).")
     RUN_INTERNAL_ERROR = (500, "The run stopped on an internal error, which was logged for the administrators.")
+    RUN_TOO_LONG = (409, "The run reached 10,000 node runs, the most one run may make; loop over fewer items.")
+    LOOP_ITEM_FAILED = (400, "A node of the loop's body failed on one item; the loop stopped there.")
 
     # --- workflow state -----------------------------------------------------------------------
     STATE_INVALID_KEY = (400, "A state key is text of 1 to 256 visible characters, such as 'cursor'.")

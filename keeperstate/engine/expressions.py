@@ -1,21 +1,43 @@
-"""A safe evaluator for Condition expressions.
+"""The one safe expression language (DESIGN.md §14): Condition, Set Fields and For Each.
 
-Python's own parser reads the expression; this module walks the tree and allows only
-comparisons, ``and``/``or``/``not``, arithmetic on numbers, ``+`` on text, literals, parentheses
-and the names bound to references. No attribute access, no calls, no subscripts, no ``eval``.
-``true``/``false``/``null`` are accepted as JSON spells them.
+Python's parser reads the expression (after ``if(`` is renamed: ``if`` is a Python keyword), and
+this module allows only literals (``true``/``false``/``null`` as JSON spells them), names bound to
+references and to a Set Fields node's earlier fields, comparisons, ``and``/``or``/``not``,
+arithmetic on numbers, ``+`` on text, subscripts on values (``x["name"]``, ``x[0]``) and calls of
+the closed list of FUNCTIONS. No attribute access, nothing else callable, no ``eval``. Numbers are
+Python's: whole numbers stay exact at any size (a block number, a wei amount beyond 2^64).
+
+Comparing by order two texts that both read as numbers fails, saying to wrap them in number():
+text order puts "0x10" before "0xf", which silenced a monitor once. Text against a number fails
+too. A text is compiled once (parsed and checked) and kept, so a loop evaluates it without parsing.
+Why not CEL or simpleeval: docs/adr/0041-our-own-expression-evaluator.md.
 """
 
 from __future__ import annotations
 
 import ast
+import io
+import json
+import math
 import operator
+import re
+import tokenize
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from keeperstate.core.errors import Code, CodedError
+from keeperstate.core.numbers import whole_number
 
 MAX_EXPRESSION_LENGTH = 2000
+MAX_RANGE = 10_000
 LITERAL_NAMES = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
+_IF = "__if"  # what ``if(`` is renamed to before Python parses it
+
+_HEX = re.compile(r"[+-]?0[xX][0-9a-fA-F]+")
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 _COMPARE = {
     ast.Eq: operator.eq,
@@ -24,9 +46,8 @@ _COMPARE = {
     ast.LtE: operator.le,
     ast.Gt: operator.gt,
     ast.GtE: operator.ge,
-    ast.In: lambda a, b: a in b,
-    ast.NotIn: lambda a, b: a not in b,
 }
+_ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 _ARITHMETIC = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -38,74 +59,282 @@ _ARITHMETIC = {
 _SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}
 
 
-class ConditionInvalid(CodedError):
+class ExpressionInvalid(CodedError):
+    """An expression outside a Condition (Set Fields, For Each) that cannot be read or evaluated."""
+
+    error = Code.EXPRESSION_INVALID
+
+
+class ConditionInvalid(ExpressionInvalid):
     error = Code.CONDITION_INVALID
 
 
-def check_syntax(text: str) -> None:
-    """Raise ConditionInvalid when the text is not an allowed expression (used by validators)."""
-    _Checker().visit(_parse(text))
+# --- the closed list of functions ---------------------------------------------------------------
 
 
-def evaluate(text: str, bindings: dict[str, Any] | None = None) -> Any:
-    tree = _parse(text)
-    _Checker().visit(tree)
-    return _Evaluator(bindings or {}).eval(tree.body)
+@dataclass(frozen=True)
+class Function:
+    call: Callable[..., Any]
+    arity: tuple[int, int | None]  # the least and the most arguments (None: any number)
+    returns: str | None  # its result's type when it is always the same (see typing in validation)
+    lazy: bool = False  # receives its arguments unevaluated (``if``: only the branch taken runs)
 
 
-def _parse(text: str) -> ast.Expression:
-    if not text or not text.strip():
-        raise ConditionInvalid("The condition is empty. Write a comparison such as <<@…>> > 10.", field="condition")
-    if len(text) > MAX_EXPRESSION_LENGTH:
-        raise ConditionInvalid(
-            f"The condition is longer than {MAX_EXPRESSION_LENGTH} characters; split it over several nodes.",
-            field="condition",
-        )
+class _Refused(Exception):
+    """A function's refusal: becomes the expression's coded error, naming the function."""
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def looks_numeric(text: str) -> bool:
+    """Whether a text reads as a number (decimal or 0x hex): such texts are not ordered as text."""
+    stripped = text.strip()
+    return bool(_HEX.fullmatch(stripped) or _DECIMAL.fullmatch(stripped))
+
+
+def to_number(value: Any) -> int | float:
+    """number(x): a number from a number, decimal text or 0x hex text; whole numbers stay exact."""
+    if _is_number(value):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            if _HEX.fullmatch(text):
+                return int(text, 16)
+            if _WHOLE.fullmatch(text):
+                return int(text)  # exact at any size (a wei amount), up to Python's 4,300 digits
+        except ValueError:
+            raise _Refused(f"number() takes at most 4,300 digits, not {len(text)}") from None
+        if _DECIMAL.fullmatch(text):
+            number = float(text)
+            if math.isfinite(number):
+                return number
+    raise _Refused(f"number() takes a number, decimal text or 0x hex text, not {kind_of(value)} {_show(value)}")
+
+
+def _hex(value: Any) -> str:
+    if not (_is_number(value) and float(value).is_integer() and value >= 0):
+        raise _Refused(f"hex() takes a whole number of 0 or more, not {kind_of(value)} {_show(value)}")
+    return hex(int(value))
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _length(value: Any) -> int:
+    if not isinstance(value, str | list | dict):
+        raise _Refused(f"length() takes text, a list or an object, not {kind_of(value)}")
+    return len(value)
+
+
+def _numbers(name: str, values: tuple[Any, ...]) -> list[Any]:
+    if len(values) == 1 and isinstance(values[0], list):
+        values = tuple(values[0])  # min([3, 1]) as min(3, 1)
+    if not values or not all(_is_number(v) for v in values):
+        raise _Refused(f"{name}() takes numbers")
+    return list(values)
+
+
+def _number_arg(name: str, value: Any) -> int | float:
+    if not _is_number(value):
+        raise _Refused(f"{name}() takes a number, not {kind_of(value)} {_show(value)}")
+    return value
+
+
+def _round(value: Any) -> int:
+    number = _number_arg("round", value)
+    return int(math.floor(number + 0.5)) if number >= 0 else -int(math.floor(-number + 0.5))  # half away from 0
+
+
+def _text_arg(name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise _Refused(f"{name}() takes text, not {kind_of(value)} {_show(value)}")
+    return value
+
+
+def _contains(container: Any, item: Any) -> bool:
+    if isinstance(container, str):
+        return _text_arg("contains", item) in container
+    if isinstance(container, list):
+        return any(_strict_equal(element, item) for element in container)
+    if isinstance(container, dict):
+        return isinstance(item, str) and item in container
+    raise _Refused(f"contains() looks in text, a list or an object, not {kind_of(container)}")
+
+
+def _json(value: Any) -> Any:
+    text = _text_arg("json", value)
     try:
-        return ast.parse(text.strip(), mode="eval")
-    except SyntaxError as exc:
-        raise ConditionInvalid(
-            f"The condition is not a valid expression (near column {exc.offset}). Use comparisons "
-            "(==, !=, <, >, <=, >=), and, or, not, arithmetic, numbers, 'quoted text', true, false, null.",
-            field="condition",
-        ) from exc
+        return json.loads(text, parse_constant=_no_constant)
+    except ValueError as exc:
+        raise _Refused(f"json() takes JSON text: {str(exc)[:80]}") from None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _range(start: Any, end: Any) -> list[int]:
+    first, last = whole_number(start), whole_number(end)
+    if first is None or last is None or isinstance(start, str) or isinstance(end, str):
+        raise _Refused(f"range() takes two whole numbers (wrap text in number()), not {_show(start)}, {_show(end)}")
+    if last - first + 1 > MAX_RANGE:
+        raise _Refused(f"range({first}, {last}) would make {last - first + 1} numbers; at most {MAX_RANGE}")
+    return list(range(first, last + 1))
+
+
+def _coalesce(*values: Any) -> Any:
+    return next((value for value in values if value is not None), None)
+
+
+FUNCTIONS: dict[str, Function] = {
+    "number": Function(to_number, (1, 1), "number"),
+    "hex": Function(_hex, (1, 1), "string"),
+    "text": Function(_text, (1, 1), "string"),
+    "length": Function(_length, (1, 1), "number"),
+    "min": Function(lambda *v: min(_numbers("min", v)), (1, None), "number"),
+    "max": Function(lambda *v: max(_numbers("max", v)), (1, None), "number"),
+    "abs": Function(lambda v: abs(_number_arg("abs", v)), (1, 1), "number"),
+    "round": Function(_round, (1, 1), "number"),
+    "floor": Function(lambda v: math.floor(_number_arg("floor", v)), (1, 1), "number"),
+    "ceil": Function(lambda v: math.ceil(_number_arg("ceil", v)), (1, 1), "number"),
+    "lower": Function(lambda v: _text_arg("lower", v).lower(), (1, 1), "string"),
+    "upper": Function(lambda v: _text_arg("upper", v).upper(), (1, 1), "string"),
+    "trim": Function(lambda v: _text_arg("trim", v).strip(), (1, 1), "string"),
+    "startsWith": Function(lambda s, p: _text_arg("startsWith", s).startswith(_text_arg("startsWith", p)), (2, 2),
+                           "boolean"),
+    "contains": Function(_contains, (2, 2), "boolean"),
+    "coalesce": Function(_coalesce, (1, None), None),
+    _IF: Function(lambda: None, (3, 3), None, lazy=True),  # evaluated in _Evaluator.call
+    "json": Function(_json, (1, 1), None),
+    "range": Function(_range, (2, 2), "list"),
+}
+FUNCTION_NAMES = sorted(name if name != _IF else "if" for name in FUNCTIONS)
+
+
+# --- compiling: parse once, check once ------------------------------------------------------------
+
+
+def _renamed_if(text: str) -> str:
+    """``if(`` → ``__if(`` wherever ``if`` is a word followed by a parenthesis, outside strings."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return text  # the parser reports what is wrong
+    lines = text.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    cuts = [
+        offsets[token.start[0] - 1] + token.start[1]
+        for token, following in zip(tokens, tokens[1:], strict=False)
+        if token.type == tokenize.NAME and token.string == "if" and following.string == "("
+    ]
+    for cut in reversed(cuts):
+        text = text[:cut] + _IF + text[cut + 2:]
+    return text
 
 
 _ALLOWED = (
-    ast.Expression,
-    ast.BoolOp,
-    ast.And,
-    ast.Or,
-    ast.UnaryOp,
-    ast.Not,
-    ast.USub,
-    ast.UAdd,
-    ast.BinOp,
-    ast.Compare,
-    ast.Constant,
-    ast.Name,
-    ast.Load,
-    ast.List,
-    ast.Tuple,
-    *_COMPARE,
-    *_ARITHMETIC,
+    ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd, ast.BinOp,
+    ast.Compare, ast.Constant, ast.Name, ast.Load, ast.List, ast.Tuple, ast.Subscript, ast.Call,
+    ast.In, ast.NotIn, *_COMPARE, *_ARITHMETIC,
 )
 
 
-class _Checker(ast.NodeVisitor):
-    def generic_visit(self, node: ast.AST) -> None:
+def _compile(text: str, error: type[ExpressionInvalid]) -> ast.Expression:
+    """The checked tree of an expression, or ``error`` saying what is wrong with it."""
+    tree, problem = _compiled(text)
+    if problem is not None:
+        raise error(problem.format(noun=_noun(error)))
+    assert tree is not None
+    return tree
+
+
+@lru_cache(maxsize=2048)
+def _compiled(text: str) -> tuple[ast.Expression | None, str | None]:
+    """(the checked tree, None) or (None, what is wrong, with ``{noun}`` for "condition" or
+    "expression"). Cached per text: trees are never changed, so a loop evaluates without parsing."""
+    if not text or not text.strip():
+        return None, "The {noun} is empty. Write a comparison such as <<@…>> > 10."
+    if len(text) > MAX_EXPRESSION_LENGTH:
+        return None, f"The {{noun}} is longer than {MAX_EXPRESSION_LENGTH} characters; split it over several nodes."
+    try:
+        tree = ast.parse(_renamed_if(text.strip()), mode="eval")
+    except SyntaxError as exc:
+        return None, (
+            f"The {{noun}} is not a valid expression (near column {exc.offset}). Use comparisons "
+            "(==, !=, <, >, <=, >=), and, or, not, arithmetic, numbers, 'quoted text', true, false, null "
+            f"and the functions {', '.join(FUNCTION_NAMES)}."
+        )
+    nodes = list(ast.walk(tree))
+    for node in nodes:
         if not isinstance(node, _ALLOWED):
-            raise ConditionInvalid(
-                f"The condition uses {type(node).__name__}, which is not allowed: only comparisons, and/or/not, "
-                "arithmetic, literals and references may be used.",
-                field="condition",
+            return None, (
+                f"The {{noun}} uses {_describe(node)}, which is not allowed: only comparisons, and/or/not, "
+                "arithmetic, literals, references, subscripts such as x[0] and the functions "
+                f"{', '.join(FUNCTION_NAMES)}."
             )
-        super().generic_visit(node)
+    for node in nodes:
+        if isinstance(node, ast.Call) and (problem := _call_problem(node)):
+            return None, problem
+    return tree, None
+
+
+def _call_problem(node: ast.Call) -> str | None:
+    name = node.func.id if isinstance(node.func, ast.Name) else None
+    function = FUNCTIONS.get(name or "")
+    if function is None or node.keywords:
+        shown = _shown_name(name) if name else "that"
+        return f"{shown}() is not a function of expressions; use one of {', '.join(FUNCTION_NAMES)}."
+    least, most = function.arity
+    count = len(node.args)
+    if count < least or (most is not None and count > most):
+        wanted = str(least) if least == most else f"{least} or more" if most is None else f"{least} to {most}"
+        return f"{_shown_name(name)}() takes {wanted} argument(s), not {count}."
+    return None
+
+
+def check_syntax(
+    text: str, *, error: type[ExpressionInvalid] = ConditionInvalid, names: set[str] | None = None
+) -> None:
+    """Raise ``error`` when the text is not an allowed expression; with ``names`` (the names it may
+    use: its references and, in Set Fields, the fields above it), also when it uses another one."""
+    tree = _compile(text, error)
+    if names is None:
+        return
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id not in names and node.id not in LITERAL_NAMES:
+            if not (node.id in FUNCTIONS and _is_called(tree, node)):
+                raise error(_unknown_name(node.id))
+
+
+def _is_called(tree: ast.AST, name: ast.Name) -> bool:
+    return any(isinstance(n, ast.Call) and n.func is name for n in ast.walk(tree))
+
+
+def evaluate(
+    text: str, bindings: dict[str, Any] | None = None, *, error: type[ExpressionInvalid] = ConditionInvalid
+) -> Any:
+    tree = _compile(text, error)
+    return _Evaluator(bindings or {}, error).eval(tree.body)
+
+
+# --- evaluating -----------------------------------------------------------------------------------
 
 
 class _Evaluator:
-    def __init__(self, bindings: dict[str, Any]):
+    def __init__(self, bindings: dict[str, Any], error: type[ExpressionInvalid]):
         self.bindings = bindings
+        self.error = error
+
+    def fail(self, message: str) -> ExpressionInvalid:
+        return self.error(message)
 
     def eval(self, node: ast.AST) -> Any:
         if isinstance(node, ast.Constant):
@@ -115,9 +344,7 @@ class _Evaluator:
                 return self.bindings[node.id]
             if node.id in LITERAL_NAMES:
                 return LITERAL_NAMES[node.id]
-            raise ConditionInvalid(
-                f"'{node.id}' is not a value. Quote text ('{node.id}') or pick a field with @.", field="condition"
-            )
+            raise self.fail(_unknown_name(node.id))
         if isinstance(node, ast.List | ast.Tuple):
             return [self.eval(e) for e in node.elts]
         if isinstance(node, ast.BoolOp):  # short-circuits, so `not exists or x > value` is safe
@@ -131,58 +358,276 @@ class _Evaluator:
             operand = self.eval(node.operand)
             if isinstance(node.op, ast.Not):
                 return not operand
-            self._require_numbers(operand, operand, "-" if isinstance(node.op, ast.USub) else "+")
+            symbol = "-" if isinstance(node.op, ast.USub) else "+"
+            if not _is_number(operand):
+                raise self.fail(f"'{symbol}' needs a number, got {kind_of(operand)}.")
             return -operand if isinstance(node.op, ast.USub) else +operand
         if isinstance(node, ast.BinOp):
             return self._arithmetic(node)
         if isinstance(node, ast.Compare):
-            left = self.eval(node.left)
-            for op, right_node in zip(node.ops, node.comparators, strict=True):
-                right = self.eval(right_node)
+            return self._compare(node)
+        if isinstance(node, ast.Subscript):
+            return self._subscript(self.eval(node.value), self.eval(node.slice))
+        if isinstance(node, ast.Call):
+            return self._call(node)
+        raise self.fail(f"Unsupported expression: {type(node).__name__}.")
+
+    def _call(self, node: ast.Call) -> Any:
+        assert isinstance(node.func, ast.Name)  # _check_call
+        name = node.func.id
+        function = FUNCTIONS[name]
+        if name == _IF:
+            condition = self.eval(node.args[0])
+            if not isinstance(condition, bool):
+                raise self.fail(f"if() needs true or false first, got {kind_of(condition)} {_show(condition)}.")
+            return self.eval(node.args[1] if condition else node.args[2])
+        try:
+            return function.call(*(self.eval(a) for a in node.args))
+        except _Refused as exc:
+            raise self.fail(f"{exc}.") from None
+
+    def _compare(self, node: ast.Compare) -> bool:
+        left = self.eval(node.left)
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            right = self.eval(right_node)
+            if isinstance(op, ast.In | ast.NotIn):
                 try:
-                    ok = _COMPARE[type(op)](left, right)
-                except TypeError as exc:
-                    raise ConditionInvalid(
-                        f"Cannot compare {_kind(left)} with {_kind(right)}. Compare values of the same kind, or "
-                        "check that the key exists first (… .exists and …).",
-                        field="condition",
-                    ) from exc
-                if not ok:
-                    return False
-                left = right
-            return True
-        raise ConditionInvalid(f"Unsupported expression: {type(node).__name__}.", field="condition")
+                    found = _contains(right, left)
+                except _Refused as exc:
+                    raise self.fail(f"'in' {str(exc).partition(' looks in ')[2] or exc}.") from None
+                ok = found if isinstance(op, ast.In) else not found
+            elif isinstance(op, ast.Eq | ast.NotEq):
+                equal = _strict_equal(left, right)
+                ok = equal if isinstance(op, ast.Eq) else not equal
+            else:
+                self._check_ordering(left, right)
+                ok = _COMPARE[type(op)](left, right)
+            if not ok:
+                return False
+            left = right
+        return True
+
+    def _check_ordering(self, left: Any, right: Any) -> None:
+        if _is_number(left) and _is_number(right):
+            return
+        if isinstance(left, str) and isinstance(right, str):
+            if looks_numeric(left) and looks_numeric(right):
+                raise self.fail(
+                    f"Both sides read as numbers but are text ({_show(left)} and {_show(right)}): text order "
+                    'puts "0x10" before "0xf". Wrap each side in number(), e.g. number(a) > number(b).'
+                )
+            return
+        raise self.fail(
+            f"Cannot compare {kind_of(left)} with {kind_of(right)} by order ({_show(left)}, {_show(right)}). "
+            "Compare values of the same kind: wrap text in number() to compare it with a number, or check that "
+            "the key exists first (… .exists and …)."
+        )
 
     def _arithmetic(self, node: ast.BinOp) -> Any:
         left, right = self.eval(node.left), self.eval(node.right)
         symbol = _SYMBOL[type(node.op)]
         if isinstance(node.op, ast.Add) and isinstance(left, str) and isinstance(right, str):
             return left + right
-        self._require_numbers(left, right, symbol)
+        for value in (left, right):
+            if not _is_number(value):
+                hint = " Wrap text in number() to calculate with it." if isinstance(value, str) else ""
+                raise self.fail(f"'{symbol}' needs numbers, got {kind_of(value)} {_show(value)}.{hint}")
         try:
             return _ARITHMETIC[type(node.op)](left, right)
-        except ZeroDivisionError as exc:
-            raise ConditionInvalid("The condition divides by zero.", field="condition") from exc
+        except ZeroDivisionError:
+            raise self.fail(f"The {_noun(self.error)} divides by zero.") from None
+        except OverflowError:
+            raise self.fail(f"The {_noun(self.error)} makes a number too large to hold.") from None
 
-    @staticmethod
-    def _require_numbers(left: Any, right: Any, symbol: str) -> None:
-        for value in (left, right):
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise ConditionInvalid(
-                    f"'{symbol}' needs numbers, got {_kind(value)}.",
-                    field="condition",
-                )
+    def _subscript(self, value: Any, key: Any) -> Any:
+        if isinstance(value, dict):
+            if not isinstance(key, str):
+                raise self.fail(f"An object's field is named by text, e.g. x['name'], not {_show(key)}.")
+            if key not in value:
+                raise self.fail(f"The object has no field {key!r} (it has {', '.join(map(repr, value)) or 'none'}).")
+            return value[key]
+        if isinstance(value, list):
+            if isinstance(key, bool) or not isinstance(key, int):
+                raise self.fail(f"A list's item is numbered, e.g. x[0], not {_show(key)}.")
+            if not -len(value) <= key < len(value):
+                raise self.fail(f"The list has no item [{key}] (it has {len(value)}).")
+            return value[key]
+        raise self.fail(f"Only objects and lists have items; {kind_of(value)} {_show(value)} has none.")
 
 
-def _kind(value: Any) -> str:
+def _strict_equal(left: Any, right: Any) -> bool:
+    """JSON's equality: true is not 1, and 1 is 1.0."""
+    if isinstance(left, bool) or isinstance(right, bool):
+        return type(left) is type(right) and left == right
+    if isinstance(left, list) and isinstance(right, list):
+        return len(left) == len(right) and all(_strict_equal(a, b) for a, b in zip(left, right, strict=True))
+    if isinstance(left, dict) and isinstance(right, dict):
+        return left.keys() == right.keys() and all(_strict_equal(left[k], right[k]) for k in left)
+    return bool(left == right)
+
+
+def _unknown_name(name: str) -> str:
+    if name.startswith("__ref"):
+        return "A reference in the expression could not be bound; pick it again from the @ list."
+    return f"'{name}' is not a value. Quote text ('{name}'), pick a field with @, or define it above in Set Fields."
+
+
+def _noun(error: type[ExpressionInvalid]) -> str:
+    return "condition" if issubclass(error, ConditionInvalid) else "expression"
+
+
+def _shown_name(name: str | None) -> str:
+    return "if" if name == _IF else str(name)
+
+
+def _describe(node: ast.AST) -> str:
+    return {"Attribute": "attribute access (x.y)", "Dict": "an object literal", "Lambda": "lambda",
+            "Slice": "a slice (x[0:2]; take one item with x[0])"}.get(
+        type(node).__name__, type(node).__name__
+    )
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "…"
+
+
+def kind_of(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
-    if isinstance(value, int | float):
+    if _is_number(value):
         return "a number"
     if isinstance(value, str):
         return "text"
     if isinstance(value, list):
         return "a list"
     return "an object"
+
+
+# --- types, where they are known before a run (the validator; Set Fields' output types) ------------
+
+_UNKNOWN = object()
+_RETURNS = {"round": "integer", "floor": "integer", "ceil": "integer", "length": "integer"}
+
+
+@dataclass(frozen=True)
+class Known:
+    """What is known of a value before the run: its JSON type ("integer", "number", "string",
+    "boolean", "null", "list", "object"; None: unknown) and, for a sample or a literal, the value."""
+
+    type: str | None
+    value: Any = _UNKNOWN
+
+
+def static_type(text: str, names: dict[str, Known] | None = None) -> str | None:
+    """The JSON type an expression always has, when it can be told without running it."""
+    tree, _problem = _compiled(text)
+    return _infer(tree.body, names or {}, []).type if tree is not None else None
+
+
+def type_problems(text: str, names: dict[str, Known]) -> list[str]:
+    """What the expression is sure to refuse at run time, judged by the types known now: ordering
+    text against a number, ordering two texts that read as numbers, arithmetic on text."""
+    tree, _problem = _compiled(text)
+    problems: list[str] = []
+    if tree is not None:
+        _infer(tree.body, names, problems)
+    return problems
+
+
+def known_of(value: Any) -> Known:
+    if value is None:
+        return Known("null", None)
+    if isinstance(value, bool):
+        return Known("boolean", value)
+    if isinstance(value, int):
+        return Known("integer", value)
+    if isinstance(value, float):
+        return Known("number", value)
+    if isinstance(value, str):
+        return Known("string", value)
+    return Known("list" if isinstance(value, list) else "object", value)
+
+
+def _numeric(known: Known) -> bool:
+    return known.type in ("integer", "number")
+
+
+def _infer(node: ast.AST, names: dict[str, Known], problems: list[str]) -> Known:  # noqa: C901 - one case a node
+    if isinstance(node, ast.Constant):
+        return known_of(node.value)
+    if isinstance(node, ast.Name):
+        if node.id in LITERAL_NAMES:
+            return known_of(LITERAL_NAMES[node.id])
+        return names.get(node.id, Known(None))
+    if isinstance(node, ast.List | ast.Tuple):
+        for element in node.elts:
+            _infer(element, names, problems)
+        return Known("list")
+    if isinstance(node, ast.BoolOp):
+        kinds = {_infer(value, names, problems).type for value in node.values}
+        return Known(kinds.pop() if len(kinds) == 1 else None)
+    if isinstance(node, ast.UnaryOp):
+        operand = _infer(node.operand, names, problems)
+        return Known("boolean") if isinstance(node.op, ast.Not) else Known(operand.type if _numeric(operand) else None)
+    if isinstance(node, ast.BinOp):
+        left, right = _infer(node.left, names, problems), _infer(node.right, names, problems)
+        symbol = _SYMBOL[type(node.op)]
+        if isinstance(node.op, ast.Add) and "string" in (left.type, right.type):
+            other = right if left.type == "string" else left
+            if other.type not in (None, "string"):  # text + text joins; text + a number fails
+                problems.append(f"'+' joins two texts or adds two numbers, not text and {_type_text(other.type)}. "
+                                "Wrap text in number() to add, or a number in text() to join.")
+            return Known("string" if other.type == "string" else None)
+        for side in (left, right):
+            if side.type is not None and not _numeric(side):
+                hint = " Wrap text in number() to calculate with it." if side.type == "string" else ""
+                problems.append(f"'{symbol}' needs numbers, but one side is always {_type_text(side.type)}.{hint}")
+        if left.type == right.type == "integer" and not isinstance(node.op, ast.Div):
+            return Known("integer")
+        return Known("number" if _numeric(left) and _numeric(right) else None)
+    if isinstance(node, ast.Compare):
+        left = _infer(node.left, names, problems)
+        for op, comparator in zip(node.ops, node.comparators, strict=True):
+            right = _infer(comparator, names, problems)
+            if isinstance(op, _ORDERING):
+                _ordering_problem(left, right, problems)
+            left = right
+        return Known("boolean")
+    if isinstance(node, ast.Subscript):
+        _infer(node.value, names, problems)
+        _infer(node.slice, names, problems)
+        return Known(None)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        arguments = [_infer(argument, names, problems) for argument in node.args]
+        name = node.func.id
+        if name == _IF and len(arguments) == 3:
+            return Known(arguments[1].type if arguments[1].type == arguments[2].type else None)
+        function = FUNCTIONS.get(name)
+        return Known(_RETURNS.get(name) or (function.returns if function else None))
+    return Known(None)
+
+
+def _ordering_problem(left: Known, right: Known, problems: list[str]) -> None:
+    if left.type is None or right.type is None:
+        return
+    if _numeric(left) and _numeric(right):
+        return
+    if left.type == right.type == "string":
+        if all(isinstance(k.value, str) and looks_numeric(k.value) for k in (left, right)):
+            problems.append(
+                f"Both sides read as numbers but are text (e.g. {_show(left.value)} and {_show(right.value)}): text "
+                "order puts \"0x10\" before \"0xf\". Wrap each side in number()."
+            )
+        return
+    problems.append(
+        f"Cannot compare {_type_text(left.type)} with {_type_text(right.type)} by order. Wrap text in number() to "
+        "compare it with a number."
+    )
+
+
+def _type_text(kind: str | None) -> str:
+    return {"integer": "a number", "number": "a number", "string": "text", "boolean": "a boolean",
+            "null": "null", "list": "a list", "object": "an object"}.get(kind or "", "a value")

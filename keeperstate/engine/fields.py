@@ -15,21 +15,29 @@ own ``read_text``, the same rule ``parse`` applied to its literal text.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from django.utils.functional import Promise as StrPromise
+
 from keeperstate.core.errors import Code, CodedError
 from keeperstate.core.numbers import whole_number
 from keeperstate.core.text import NotFinite, json_of_text
-from keeperstate.engine.expressions import check_syntax
+from keeperstate.engine.expressions import ExpressionInvalid, check_syntax
 from keeperstate.engine.references import TOKEN_RE, find_references
 
 if TYPE_CHECKING:
     from keeperstate.engine.references import Resolver
 
-# pairs: an object of name → text (HTTP headers, query), shown as rows; boolean: true/false.
-FieldKind = Literal["text", "integer", "json", "expression", "select", "pairs", "boolean"]
+# pairs: an object of name → text (HTTP headers, query), shown as rows; boolean: true/false;
+# assignments: named expressions computed in order (Set Fields), one "name = expression" a line.
+FieldKind = Literal["text", "integer", "json", "expression", "select", "pairs", "boolean", "assignments"]
+# A computed field's name: used bare in later expressions, so a Python name, without the leading
+# "__" that bound references use.
+ASSIGNED_NAME_RE = re.compile(r"(?!__)[A-Za-z_][A-Za-z0-9_]{0,63}")
+_ASSIGNMENT_LINE_RE = re.compile(r"\s*(?P<name>[^=\s]+)\s*=(?!=)\s*(?P<expression>.*)")
 
 
 class _Missing:
@@ -87,7 +95,7 @@ class ConfigField:
     kind: FieldKind
     required: bool = False
     accepts_references: bool = True
-    help: str = ""
+    help: str | StrPromise = ""  # a lazy text reads the settings it names when shown
     advanced: bool = False
     choices: tuple[str, ...] = ()
     default: Any = None
@@ -97,6 +105,8 @@ class ConfigField:
     check: Callable[[Any], Any] | None = field(default=None, compare=False, repr=False)
     # json fields: how their text becomes JSON, when saved and after its references resolve.
     read_text: Callable[[str], Any] = field(default=read_json_text, compare=False, repr=False)
+    # expression fields: the code of what cannot be read (CONDITION_INVALID in a Condition).
+    expression_error: type[ExpressionInvalid] = field(default=ExpressionInvalid, compare=False, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -145,12 +155,22 @@ class ConfigField:
     def checked(self, value: Any) -> Any:
         return self.check(value) if self.check is not None else value
 
+    def display(self, value: Any) -> str:
+        """The stored value as the text its form field shows (parse reads it back as it was)."""
+        if value is None or value is MISSING:
+            return ""
+        if self.kind == "assignments" and isinstance(value, list):
+            return "\n".join(f"{a.get('name', '')} = {a.get('expression', '')}" for a in value if isinstance(a, dict))
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
     # --- resolving: what the action receives --------------------------------------------------
 
     def resolve(self, value: Any, resolver: Resolver) -> Any:
         """The stored value with its references resolved (failures are collected by the resolver)."""
         if self.kind == "expression" and isinstance(value, str):
             return resolver.bind_expression(value, self.name)
+        if self.kind == "assignments" and isinstance(value, list):
+            return [(a["name"], resolver.bind_expression(a["expression"], self.name)) for a in value]
         if self.kind == "json" and isinstance(value, str) and not resolver.is_single_reference(value):
             text = resolver.resolve_text(value, self.name)
             return self.read_text(text) if isinstance(text, str) and not resolver.failures else text
@@ -218,8 +238,56 @@ def _json(f: ConfigField, raw: Any, references: bool) -> Any:
 
 def _expression(f: ConfigField, raw: Any, references: bool) -> Any:
     text = raw.strip() if isinstance(raw, str) else ""
-    check_syntax(TOKEN_RE.sub(" __ref ", text))
+    check_syntax(TOKEN_RE.sub(" __ref ", text), error=f.expression_error)
     return text
+
+
+def _assignments(f: ConfigField, raw: Any, references: bool) -> Any:
+    """Set Fields' fields: a list of {"name", "expression"}, or the editor's text of one
+    ``name = expression`` a line. Each expression may use the names defined above it."""
+    if isinstance(raw, str) and raw.lstrip().startswith("["):
+        try:
+            raw = json.loads(raw)  # the stored list, sent as JSON text
+        except ValueError:
+            pass
+    if isinstance(raw, str):
+        raw = _assignment_lines(f, raw)
+    if not isinstance(raw, list) or not raw:
+        raise f.expression_error(f'{f.label} is a list of fields, each {{"name", "expression"}}, or one '
+                                 "name = expression a line.")
+    parsed: list[dict[str, str]] = []
+    names: set[str] = set()
+    for index, assignment in enumerate(raw):
+        if not isinstance(assignment, dict) or not isinstance(assignment.get("expression"), str):
+            raise f.expression_error(f'Field #{index + 1} needs a "name" and an "expression" (text).')
+        name = assignment.get("name")
+        if not isinstance(name, str) or not ASSIGNED_NAME_RE.fullmatch(name):
+            raise f.expression_error(
+                f"Field #{index + 1}'s name {name!r} must be letters, digits and _ (1–64, not starting with a "
+                "digit or __), so later expressions can use it."
+            )
+        if name in names:
+            raise f.expression_error(f"Two fields are named {name!r}; give each its own name.")
+        expression = assignment["expression"].strip()
+        try:
+            check_syntax(TOKEN_RE.sub(" __ref ", expression), error=f.expression_error, names={"__ref", *names})
+        except ExpressionInvalid as exc:
+            raise f.expression_error(f"Field {name!r}: {exc.message}") from None
+        names.add(name)
+        parsed.append({"name": name, "expression": expression})
+    return parsed
+
+
+def _assignment_lines(f: ConfigField, text: str) -> list[dict[str, str]]:
+    lines = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        match = _ASSIGNMENT_LINE_RE.fullmatch(line)
+        if match is None:
+            raise f.expression_error(f"Line {number} is not name = expression (e.g. start = head + 1).")
+        lines.append({"name": match["name"], "expression": match["expression"]})
+    return lines
 
 
 def _select(f: ConfigField, raw: Any, references: bool) -> Any:
@@ -259,6 +327,7 @@ _PARSERS: dict[str, Callable[[ConfigField, Any, bool], Any]] = {
     "select": _select,
     "boolean": _boolean,
     "pairs": _pairs,
+    "assignments": _assignments,
 }
 
 

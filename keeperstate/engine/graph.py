@@ -187,6 +187,23 @@ class Graph:
                     pending.append(iter(self.outgoing(target)))
         return None
 
+    def loop_bodies(self, is_loop: Callable[[str], bool], handle: str = "each") -> dict[str, frozenset[str]]:
+        """Each loop node's body: the nodes reached from its ``handle`` edges, and on from them."""
+        bodies = {}
+        for loop in self.nodes:
+            if not is_loop(loop):
+                continue
+            seen: set[str] = set()
+            pending = [e.target for e in self.outgoing(loop) if e.source_handle == handle]
+            while pending:
+                current = pending.pop()
+                if current in seen or current == loop:
+                    continue
+                seen.add(current)
+                pending.extend(e.target for e in self.outgoing(current))
+            bodies[loop] = frozenset(seen)
+        return bodies
+
     def topological_order(self) -> list[str]:
         if (loop := self.cycle()) is not None:
             raise GraphCycle(loop)

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from keeperstate.core.errors import Code, CodedError
-from keeperstate.engine.results import Failed, Skipped, result_from_json
+from keeperstate.engine.results import Failed, Skipped, result_from_json, settled
 from keeperstate.secrets.vault import SecretUnavailable, SecretVault
 
 if TYPE_CHECKING:
@@ -75,6 +75,16 @@ def find_references(text: str, labels: dict[str, str] | None = None) -> list[Ref
         label, path = split_label_path(rest, labels.get(node_id))
         found.append(Reference(token=match[0], node_id=node_id, label=label, path=path))
     return found
+
+
+def placeholders(text: str, labels: dict[str, str] | None = None) -> tuple[str, list[Reference]]:
+    """An expression with its references replaced, in order, by the names __ref0, __ref1, … that
+    bind them, and the references."""
+    refs = find_references(text, labels)
+    out = text
+    for i, ref in enumerate(refs):
+        out = out.replace(ref.token, f" __ref{i} ", 1)
+    return out, refs
 
 
 def split_label_path(rest: str, current_label: str | None) -> tuple[str, str]:
@@ -183,13 +193,8 @@ class Resolver:
 
     def bind_expression(self, text: str, field: str) -> BoundExpression:
         """An expression whose references are names bound to the typed values."""
-        bindings: dict[str, Any] = {}
-        out = text
-        for i, ref in enumerate(find_references(text, self.labels)):
-            name = f"__ref{i}"
-            bindings[name] = self._value(ref, field)
-            out = out.replace(ref.token, f" {name} ", 1)
-        return BoundExpression(text=out, bindings=bindings)
+        out, refs = placeholders(text, self.labels)
+        return BoundExpression(text=out, bindings={f"__ref{i}": self._value(ref, field) for i, ref in enumerate(refs)})
 
     def _value(self, ref: Reference, field: str) -> Any:
         try:
@@ -212,7 +217,7 @@ class Resolver:
         if ref.node_id not in self.labels:
             raise _Unresolved(f"there is no node '{ref.node_id}' in this workflow")
         raw = self.results.get(ref.node_id)
-        result = result_from_json(raw) if raw is not None else None
+        result = settled(result_from_json(raw)) if raw is not None else None
         if result is None:
             raise _Unresolved(f"node '{ref.node_id}' has not run before this node (is it connected upstream?)")
         if isinstance(result, Skipped):

@@ -11,6 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from django.conf import settings
+from django.utils.functional import lazy
+from django.utils.text import format_lazy
+
 from keeperstate.core.text import has_nul, text_problem
 from keeperstate.engine.fields import ConfigField, ConfigInvalid
 from keeperstate.engine.schedules import OVERLAP_CHOICES, Schedule, check_cron, check_interval, check_timezone
@@ -23,6 +27,9 @@ class OutputField:
     name: str
     type: str  # JSON type as an author reads it: "any", "boolean", "integer", "string", ...
     description: str
+    # A loop's fields: "body" ones (item, index) are read inside its body only, "after" ones
+    # (count…) after it; None: wherever the node is upstream.
+    loop_scope: Literal["body", "after"] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "type": self.type, "description": self.description}
@@ -55,12 +62,23 @@ class ActionDefinition:
     # record is written after such nodes, so a run cut short still shows what it changed; a pure
     # read (State Get, Condition) costs no write of its own.
     side_effects: bool = True
+    # A loop (For Each): the runner runs the nodes reached from its ``each`` handle once per item
+    # of what its handler returns, then follows ``done`` (keeperstate.engine.runner).
+    loop: bool = False
+    # Output fields that depend on the node's config (Set Fields: one per field it computes);
+    # None: ``output_fields`` whatever the config.
+    outputs: Callable[[dict[str, Any]], tuple[OutputField, ...]] | None = field(default=None, compare=False,
+                                                                              repr=False)
 
     def config_field(self, name: str) -> ConfigField | None:
         return next((f for f in self.config_fields if f.name == name), None)
 
     def output_field(self, name: str) -> OutputField | None:
         return next((f for f in self.output_fields if f.name == name), None)
+
+    def outputs_of(self, config: dict[str, Any]) -> tuple[OutputField, ...]:
+        """The output fields of a node of this action with this config."""
+        return self.output_fields + (self.outputs(config) if self.outputs is not None else ())
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -158,7 +176,9 @@ TRIGGERS: dict[str, TriggerDefinition] = {
                 label="Every (seconds)",
                 kind="integer",
                 accepts_references=False,
-                help="Run every this many seconds (at least 10), e.g. 60. Leave empty to use a cron expression.",
+                # Read when shown, so it says the deployment's own shortest interval.
+                help=format_lazy("Run every this many seconds (at least {}), e.g. 60. Leave empty to use a cron "
+                                 "expression.", lazy(lambda: settings.KEEPERSTATE_MIN_INTERVAL, int)()),
                 placeholder="e.g. 60",
                 check=check_interval,
             ),

@@ -49,13 +49,46 @@ class Skipped:
         return {"skipped": True}
 
 
-NodeResult = Succeeded | Failed | Skipped
 SKIPPED = Skipped()
+ITERATIONS_KEPT = 100  # a body node's results recorded in full; iterationCount counts them all
+
+
+@dataclass(frozen=True)
+class Iterated:
+    """A For Each body node's results: the last iteration's (what later nodes read), the first
+    ITERATIONS_KEPT in full, and how many iterations ran it."""
+
+    last: Succeeded | Failed | Skipped
+    iterations: tuple[Succeeded | Failed | Skipped, ...]
+    count: int
+
+    def then(self, result: Succeeded | Failed | Skipped) -> Iterated:
+        kept = self.iterations if len(self.iterations) >= ITERATIONS_KEPT else (*self.iterations, result)
+        return Iterated(result, kept, self.count + 1)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.last.to_json(), "iterations": [r.to_json() for r in self.iterations],
+                "iterationCount": self.count}
+
+
+NodeResult = Succeeded | Failed | Skipped | Iterated
+
+
+def settled(result: NodeResult) -> Succeeded | Failed | Skipped:
+    """What a result says to the nodes after it: a body node's, its last iteration's."""
+    return result.last if isinstance(result, Iterated) else result
+
+
+def iterated(previous: NodeResult | None, result: Succeeded | Failed | Skipped) -> Iterated:
+    """A body node's results once it ran (or was skipped) once more."""
+    if isinstance(previous, Iterated):
+        return previous.then(result)
+    return Iterated(result, (result,), 1)
 
 
 def result_from_json(value: Any) -> NodeResult:
     """A result from its JSON shape (a node result already typed is returned as it is)."""
-    if isinstance(value, Succeeded | Failed | Skipped):
+    if isinstance(value, Succeeded | Failed | Skipped | Iterated):
         return value
     if not isinstance(value, dict) or value.get("skipped"):
         return SKIPPED
@@ -76,8 +109,9 @@ class EdgeState(Enum):
     BLOCKED = "blocked"  # the source failed or did not run: the target's branch stopped
 
 
-def edge_state(source: NodeResult | None, wanted: str | None) -> EdgeState:
-    """The state of an edge leaving ``source`` from handle ``wanted`` (None: any handle)."""
+def edge_state(result: NodeResult | None, wanted: str | None) -> EdgeState:
+    """The state of an edge leaving a node with ``result`` from handle ``wanted`` (None: any)."""
+    source = settled(result) if result is not None else None
     if source is None or isinstance(source, Failed):
         return EdgeState.BLOCKED
     if isinstance(source, Skipped):

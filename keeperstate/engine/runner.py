@@ -5,12 +5,23 @@ incoming edges were all on branches not taken is recorded as ``{"skipped": true}
 node's references are resolved first, so an unresolvable reference fails the node before its
 action can write anything. A failed node stops its branch and marks the run ``error``; other
 branches go on. The runner never retries an action: a state write is never replayed.
+
+A loop (For Each, DESIGN.md §14) runs its **body**, the nodes reached from its ``each`` handle,
+once per item in order, in the same order and with the same rules, then follows ``done``. Inside
+an iteration the loop's ``item`` and ``index`` and the body's own results of that iteration are
+what references read; after the loop a body node reads as its last iteration, and its result
+records the iterations (keeperstate.engine.results.Iterated). A body node's write and its record
+commit together, like any node's, so a run that dies mid-loop leaves its cursor at the last item
+it finished. A failing body node stops the loop, which fails with LOOP_ITEM_FAILED. Loops nest two
+deep (the validator refuses more), and a run makes at most MAX_NODE_RUNS node runs (RUN_TOO_LONG).
 """
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Callable
+from collections import ChainMap
+from collections.abc import Callable, Mapping, MutableMapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +32,7 @@ from keeperstate.core.errors import Code, CodedError
 from keeperstate.core.text import has_nul
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.graph import Graph
+from keeperstate.engine.loops import loops_of
 from keeperstate.engine.references import Resolver, system_values
 from keeperstate.engine.registry import get_action
 from keeperstate.engine.results import (
@@ -30,8 +42,10 @@ from keeperstate.engine.results import (
     NodeResult,
     Succeeded,
     edge_state,
+    iterated,
     result_from_json,
     results_to_json,
+    settled,
 )
 from keeperstate.secrets.redaction import redacting
 
@@ -68,6 +82,9 @@ ProgressHook = Callable[[RunOutcome, bool], None]
 TransactionFactory = Callable[[], AbstractContextManager[Any]]
 
 
+MAX_NODE_RUNS = 10_000
+
+
 def run_graph(
     nodes: Any,
     edges: Any,
@@ -87,38 +104,117 @@ def run_graph(
     except CodedError as exc:
         outcome.error, outcome.error_code = exc.message, exc.code
         return outcome
-
-    labels = graph.labels()
-    defaults = {nid: _default_handle(graph, nid) for nid in graph.nodes}
-    for node_id in order:
-        if node_id == trigger:
-            outcome.results[node_id] = Succeeded(run_input)
-            continue
-        incoming = graph.incoming(node_id)
-        states = {edge_state(outcome.results.get(e.source), e.source_handle or defaults[e.source]) for e in incoming}
-        if not incoming or EdgeState.BLOCKED in states:
-            continue  # unconnected, or behind a failure: the branch stopped before it
-        if EdgeState.LIVE not in states:
-            outcome.results[node_id] = SKIPPED
-            continue
-        writes, final = _has_side_effects(graph, node_id), node_id == order[-1]
-        scope = node_transaction() if node_transaction is not None and writes else nullcontext()
-        with scope:
-            result = run_node(graph, node_id, outcome.results, labels, ctx)
-            outcome.results[node_id] = result
-            if isinstance(result, Failed) and outcome.error is None:
-                outcome.error = f"Node '{labels[node_id]}' ({node_id}) failed: {result.error}"
-                outcome.error_code = result.code
-            if on_progress is not None and (writes or final):
-                on_progress(outcome, final)
+    run = _Run(graph, ctx, outcome, on_progress, node_transaction)
+    outcome.results[trigger] = Succeeded(run_input)
+    top = [node_id for node_id in order if node_id != trigger and node_id not in run.owners]
+    run.scope(top, outcome.results, final=top[-1] if top else None)
     return outcome
 
 
+class _Run:
+    """One run's walk: the graph, where each loop's body is, and how many nodes ran."""
+
+    def __init__(self, graph: Graph, ctx: RunContext, outcome: RunOutcome, on_progress: ProgressHook | None,
+                 node_transaction: TransactionFactory | None):
+        self.graph, self.ctx, self.outcome = graph, ctx, outcome
+        self.on_progress, self.node_transaction = on_progress, node_transaction
+        self.labels = graph.labels()
+        self.order = graph.topological_order()
+        self.definitions = {nid: get_action(graph.action_type(nid) or "") for nid in graph.nodes}
+        self.defaults = {nid: d.default_handle if d else None for nid, d in self.definitions.items()}
+        # The innermost loop whose body holds each node (an inner body is a part of the outer).
+        self.owners = loops_of(graph).owners
+        self.node_runs = 0
+
+    def scope(self, node_ids: list[str], view: MutableMapping[str, NodeResult], *, final: str | None,
+              iteration: dict[str, NodeResult] | None = None) -> Failed | None:
+        """Run these nodes (a top level, or one iteration of a body) in order; ``view`` is what
+        their references and edges read. The first body node that fails, if it is an iteration."""
+        for node_id in node_ids:
+            incoming = self.graph.incoming(node_id)
+            states = {edge_state(view.get(e.source), e.source_handle or self.defaults[e.source]) for e in incoming}
+            if not incoming or EdgeState.BLOCKED in states:
+                continue  # unconnected, or behind a failure: the branch stopped before it
+            if EdgeState.LIVE not in states:
+                self.record(node_id, SKIPPED, iteration)
+                continue
+            definition = self.definitions[node_id]
+            if definition is not None and definition.loop:
+                result = self.loop(node_id, view, iteration)
+                writes = False
+            else:
+                writes = definition.side_effects if definition else True
+                scope = self.node_transaction() if self.node_transaction is not None and writes else nullcontext()
+                with scope:
+                    result = self.run_one(node_id, view)
+                    self.record(node_id, result, iteration)
+                    if self.on_progress is not None and (writes or node_id == final):
+                        self.on_progress(self.outcome, node_id == final)
+            if isinstance(result, Failed) and iteration is not None:
+                return result
+            if definition is not None and definition.loop and node_id == final and self.on_progress is not None:
+                self.on_progress(self.outcome, True)
+        return None
+
+    def run_one(self, node_id: str, view: Mapping[str, NodeResult]) -> NodeResult:
+        self.node_runs += 1
+        if self.node_runs > MAX_NODE_RUNS:
+            return Failed.of(CodedError.of(
+                Code.RUN_TOO_LONG, f"The run reached {MAX_NODE_RUNS:,} node runs, the most one run may make; "
+                "loop over fewer items (For Each's maxItems) or split the work over runs."))
+        return run_node(self.graph, node_id, view, self.labels, self.ctx)
+
+    def record(self, node_id: str, result: NodeResult, iteration: dict[str, NodeResult] | None) -> None:
+        """The result where later nodes read it, and in the outcome: a body node's as one more
+        iteration of it (Iterated), the first failure as the run's error."""
+        if iteration is not None:
+            iteration[node_id] = result
+            self.outcome.results[node_id] = iterated(self.outcome.results.get(node_id), settled(result))
+        else:
+            self.outcome.results[node_id] = result
+        if isinstance(result, Failed) and self.outcome.error is None:
+            self.outcome.error = f"Node '{self.labels[node_id]}' ({node_id}) failed: {result.error}"
+            self.outcome.error_code = result.code
+
+    def loop(self, loop_id: str, view: MutableMapping[str, NodeResult], outer: dict[str, NodeResult] | None) -> (
+        NodeResult
+    ):
+        """A For Each: its items, then its body once per item, then its summary (``done``)."""
+        started = self.run_one(loop_id, view)
+        if not isinstance(started, Succeeded):
+            self.record(loop_id, started, outer)
+            return started
+        items, limit = started.data["items"], started.data["maxItems"]
+        body = [node_id for node_id in self.order if self.owners.get(node_id) == loop_id]
+        ran = 0
+        for index, item in enumerate(items[:limit]):
+            current: dict[str, NodeResult] = {loop_id: Succeeded({"item": item, "index": index}, "each")}
+            failed = self.scope(body, ChainMap(current, view), final=None, iteration=current)
+            ran += 1
+            if failed is not None:
+                result: NodeResult = Failed(
+                    Code.LOOP_ITEM_FAILED.name,
+                    f"The loop stopped at item {index} ({_short(item)}): {failed.error}",
+                    {"index": index, "item": item, "code": failed.code},
+                )
+                self.record(loop_id, result, outer)
+                return result
+        result = Succeeded({"count": ran, "truncated": len(items) > limit, "remaining": max(0, len(items) - ran)},
+                           "done")
+        self.record(loop_id, result, outer)
+        return result
+
+
 def run_node(
-    graph: Graph, node_id: str, results: dict[str, NodeResult], labels: dict[str, str], ctx: RunContext
+    graph: Graph, node_id: str, results: Mapping[str, NodeResult], labels: dict[str, str], ctx: RunContext
 ) -> NodeResult:
     """Resolve one node's config and run its action."""
     return execute_action(graph.action_type(node_id), graph.config(node_id), ctx, results=results, labels=labels)
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "…"
 
 
 def run_action(
@@ -141,7 +237,7 @@ def execute_action(
     config: dict[str, Any],
     ctx: RunContext,
     *,
-    results: dict[str, NodeResult] | None = None,
+    results: Mapping[str, NodeResult] | None = None,
     labels: dict[str, str] | None = None,
 ) -> NodeResult:
     """Run one action with its config's references resolved against earlier results.
@@ -162,7 +258,7 @@ def _execute_action(
     config: dict[str, Any],
     ctx: RunContext,
     *,
-    results: dict[str, NodeResult] | None,
+    results: Mapping[str, NodeResult] | None,
     labels: dict[str, str] | None,
 ) -> NodeResult:
     try:
@@ -182,16 +278,6 @@ def _execute_action(
         logger.exception("action %r failed unexpectedly", action_type)
         return Failed.of(CodedError.of(Code.ACTION_FAILED))
     return Succeeded(data, handle)
-
-
-def _has_side_effects(graph: Graph, node_id: str) -> bool:
-    definition = get_action(graph.action_type(node_id) or "")
-    return definition.side_effects if definition else True
-
-
-def _default_handle(graph: Graph, node_id: str) -> str | None:
-    definition = get_action(graph.action_type(node_id) or "")
-    return definition.default_handle if definition else None
 
 
 def check_input(run_input: Any) -> dict[str, Any]:

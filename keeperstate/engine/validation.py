@@ -14,9 +14,17 @@ from typing import Any
 
 from keeperstate.core.errors import Code, CodedError
 from keeperstate.core.text import has_nul, text_problem
-from keeperstate.engine.fields import parse_config, texts_of
+from keeperstate.engine.expressions import Known, known_of, static_type, type_problems
+from keeperstate.engine.fields import ConfigField, parse_config, texts_of
 from keeperstate.engine.graph import Graph, GraphCycle, GraphInvalid
-from keeperstate.engine.references import SECRETS_NODE_ID, SYSTEM_FIELDS, SYSTEM_NODE_ID, find_references
+from keeperstate.engine.loops import AFTER_HANDLE, Loops, loops_of
+from keeperstate.engine.references import (
+    SECRETS_NODE_ID,
+    SYSTEM_FIELDS,
+    SYSTEM_NODE_ID,
+    find_references,
+    placeholders,
+)
 from keeperstate.engine.registry import TRIGGERS, ActionDefinition, get_action
 from keeperstate.engine.shapes import shape_problems
 from keeperstate.secrets.names import SECRET_NAME_RE
@@ -84,7 +92,9 @@ def validate_graph(nodes: Any, edges: Any) -> ValidationReport:
 
     reachable = _reachable(graph, triggers[0]) if len(triggers) == 1 else set(graph.nodes)
     # Computed once for the whole graph: asking each node for its upstream list is quadratic.
-    context = _Context(graph.labels(), graph.upstream_test())
+    loops = loops_of(graph)
+    context = _Context(graph.labels(), graph.upstream_test(), loops)
+    _check_loops(graph, loops, report)
     for index, edge in enumerate(edges):
         if has_nul(edge):
             report.error(None, None, Code.INVALID_TEXT, f"Edge #{index + 1} contains the character U+0000; remove it.")
@@ -145,6 +155,48 @@ class _Context:
 
     labels: dict[str, str]
     is_upstream: Callable[[str, str], bool]
+    loops: Loops
+
+    def runs_before(self, candidate: str, node_id: str) -> bool:
+        return self.loops.runs_before(candidate, node_id, self.is_upstream)
+
+
+def _check_loops(graph: Graph, loops: Loops, report: ValidationReport) -> None:
+    """Each For Each's body is reached from its each handle only, is not on its done branch, and
+    loops nest two deep at most (LOOP_BODY_INVALID)."""
+    for loop, body in loops.bodies.items():
+        label = graph.label(loop)
+        after = _reachable_from(graph, [e.target for e in graph.outgoing(loop) if e.source_handle == AFTER_HANDLE])
+        for node_id in sorted(body & after):
+            report.error(node_id, None, Code.LOOP_BODY_INVALID,
+                         f"This node is in For Each '{label}''s body and on its done branch; a node runs either "
+                         "once per item (each) or once after the loop (done), not both.")
+        for node_id in sorted(body):
+            for edge in graph.incoming(node_id):
+                if edge.source != loop and edge.source not in body:
+                    report.error(node_id, None, Code.LOOP_BODY_INVALID,
+                                 f"This node is in For Each '{label}''s body but is also reached from "
+                                 f"'{graph.label(edge.source)}' outside it; connect the loop's body from its each "
+                                 "handle only.")
+        if len(loops.enclosing(loop)) >= 2:
+            report.error(loop, None, Code.LOOP_BODY_INVALID,
+                         "A For Each may sit inside another's body, but not deeper: loops nest two levels at most.")
+        for other, other_body in loops.bodies.items():
+            if other != loop and body & other_body and other not in body and loop not in other_body:
+                report.error(loop, None, Code.LOOP_BODY_INVALID,
+                             f"For Each '{label}' and '{graph.label(other)}' share body nodes without one being "
+                             "inside the other; give each loop its own nodes.")
+
+
+def _reachable_from(graph: Graph, starts: list[str]) -> set[str]:
+    seen: set[str] = set()
+    pending = list(starts)
+    while pending:
+        current = pending.pop()
+        if current not in seen:
+            seen.add(current)
+            pending.extend(e.target for e in graph.outgoing(current))
+    return seen
 
 
 def _check_trigger(graph: Graph, node_id: str, report: ValidationReport) -> dict[str, Any]:
@@ -177,7 +229,56 @@ def _check_config(
     parsed, errors = parse_config(definition.config_fields, config)
     for exc in errors:
         report.failed(node_id, exc)
+    failed = {exc.field for exc in errors}
+    for config_field in definition.config_fields:
+        if config_field.name not in failed and config_field.kind in ("expression", "assignments"):
+            _check_types(graph, node_id, config_field, parsed.get(config_field.name), context, report)
     return parsed
+
+
+def _check_types(graph: Graph, node_id: str, config_field: ConfigField, value: Any, context: _Context,
+                 report: ValidationReport) -> None:
+    """What an expression is sure to refuse when it runs, judged by the types known now (the
+    trigger's sample input, declared output fields, the Set Fields above): an error at its field."""
+    expressions = (
+        [(None, value)] if isinstance(value, str)
+        else [(a["name"], a["expression"]) for a in value] if isinstance(value, list) else []
+    )
+    known: dict[str, Known] = {}
+    for name, expression in expressions:
+        text, refs = placeholders(expression, context.labels)
+        names = {**known, **{f"__ref{i}": _known_reference(graph, ref) for i, ref in enumerate(refs)}}
+        for problem in type_problems(text, names):
+            where = f"Field {name!r}: " if name else ""
+            report.error(node_id, config_field.name, config_field.expression_error.error, where + problem)
+        if name is not None:
+            known[name] = Known(static_type(text, names))
+
+
+_DECLARED = {"integer": "integer", "number": "number", "string": "string", "boolean": "boolean", "object": "object"}
+
+
+def _known_reference(graph: Graph, ref: Any) -> Known:
+    """What is known of a referenced value before the run: a sample input's value, or the type a
+    node's action declares for the field (a top-level field only)."""
+    steps = ref.steps
+    if not steps or ref.node_id not in graph.nodes:
+        return Known(None)
+    if graph.nodes[ref.node_id].get("type") == "trigger":
+        value: Any = graph.config(ref.node_id).get("sampleInput")
+        for step in steps:
+            if isinstance(step, int) and isinstance(value, list) and step < len(value):
+                value = value[step]
+            elif isinstance(step, str) and isinstance(value, dict) and step in value:
+                value = value[step]
+            else:
+                return Known(None)
+        return known_of(value)
+    definition = get_action(graph.action_type(ref.node_id) or "")
+    if definition is None or len(steps) != 1:
+        return Known(None)
+    declared = next((f for f in definition.outputs_of(graph.config(ref.node_id)) if f.name == steps[0]), None)
+    return Known(_DECLARED.get(declared.type) if declared else None)
 
 
 def _check_reference(
@@ -203,7 +304,7 @@ def _check_reference(
         report.error(node_id, field_name, Code.REFERENCE_MISSING_NODE,
                      f"{ref.token} points at node '{ref.node_id}', which is gone.")
         return
-    if not context.is_upstream(ref.node_id, node_id):
+    if not context.runs_before(ref.node_id, node_id):
         report.error(
             node_id, field_name, Code.REFERENCE_NOT_UPSTREAM,
             f"{ref.token} points at node '{ref.node_id}', which does not run before this node. Connect it upstream.",
@@ -211,11 +312,32 @@ def _check_reference(
         return
     known = known_output_fields(graph, ref.node_id)
     if known is not None and steps[0] not in known:
-        report.warn(
-            node_id, field_name, Code.REFERENCE_UNKNOWN_FIELD,
-            f"{ref.token}: '{graph.label(ref.node_id)}' has no output field '{steps[0]}' "
-            f"(it has {', '.join(sorted(known)) or 'none'}).",
-        )
+        message = (f"{ref.token}: '{graph.label(ref.node_id)}' has no output field '{steps[0]}' "
+                   f"(it has {', '.join(sorted(known)) or 'none'}).")
+        if graph.nodes[ref.node_id].get("type") == "trigger":
+            report.warn(node_id, field_name, Code.REFERENCE_UNKNOWN_FIELD, message)  # a sample is only an example
+        else:  # an action declares its outputs: no run will have another field
+            report.error(node_id, field_name, Code.REFERENCE_UNKNOWN_FIELD, message)
+        return
+    _check_loop_scope(graph, node_id, field_name, ref, steps[0], context, report)
+
+
+def _check_loop_scope(graph: Graph, node_id: str, field_name: str, ref: Any, output: Any, context: _Context,
+                      report: ValidationReport) -> None:
+    """A loop's item and index are read inside its body only; its count and the rest after it."""
+    definition = get_action(graph.action_type(ref.node_id) or "")
+    declared = definition.output_field(output) if definition is not None and definition.loop else None
+    if declared is None or declared.loop_scope is None:
+        return
+    inside = node_id in context.loops.bodies.get(ref.node_id, frozenset())
+    if declared.loop_scope == "body" and not inside:
+        report.error(node_id, field_name, Code.LOOP_BODY_INVALID,
+                     f"{ref.token}: '{output}' is the current item's, read inside For Each "
+                     f"'{graph.label(ref.node_id)}''s body (its each branch) only.")
+    elif declared.loop_scope == "after" and inside:
+        report.error(node_id, field_name, Code.LOOP_BODY_INVALID,
+                     f"{ref.token}: '{output}' is known after For Each '{graph.label(ref.node_id)}' ends; inside "
+                     "its body read item and index.")
 
 
 def known_output_fields(graph: Graph, node_id: str) -> set[str] | None:
@@ -225,7 +347,7 @@ def known_output_fields(graph: Graph, node_id: str) -> set[str] | None:
         sample = graph.config(node_id).get("sampleInput")
         return set(sample) if isinstance(sample, dict) else None
     definition = get_action(graph.action_type(node_id) or "")
-    return {f.name for f in definition.output_fields} if definition else None
+    return {f.name for f in definition.outputs_of(graph.config(node_id))} if definition else None
 
 
 def _check_handles(graph: Graph, node_id: str, definition: ActionDefinition, report: ValidationReport) -> None:

@@ -90,9 +90,34 @@ def test_every_action_offers_exactly_its_registry_output_fields(action_id):
     result = reference_options(nodes, chain("trigger", "upstream", "after"), "after")
 
     definition = action(action_id)
-    assert fields_of(result, "upstream") == [(f.name, f.type) for f in definition.output_fields]
+    # A node after a loop (not in its each branch) is offered the loop's after-loop fields only.
+    assert fields_of(result, "upstream") == [(f.name, f.type) for f in definition.output_fields
+                                             if f.loop_scope != "body"]
     assert all(f["token"] == f"<<@upstream:{definition.label}.{f['field']}>>"
                for f in sources_by_node(result)["upstream"]["fields"])
+
+
+def test_a_loop_offers_item_and_index_in_its_body_and_its_count_after_it():
+    nodes = [trigger(), node("loop", "For Each", items="range(1, 3)"), node("body", "State Increment", key="n"),
+             node("after", "Condition", condition="true")]
+    edges = [*chain("trigger", "loop"), {"id": "e-each", "source": "loop", "target": "body", "sourceHandle": "each"},
+             {"id": "e-done", "source": "loop", "target": "after", "sourceHandle": "done"}]
+
+    inside = reference_options(nodes, edges, "body")
+    outside = reference_options(nodes, edges, "after")
+
+    assert [f for f, _ in fields_of(inside, "loop")] == ["item", "index"]
+    assert [f for f, _ in fields_of(outside, "loop")] == ["count", "truncated", "remaining"]
+    assert "body" in sources_by_node(outside)  # a body node, read after the loop as its last iteration
+
+
+def test_set_fields_offers_the_fields_it_computes():
+    nodes = [trigger(), node("calc", "Set Fields", fields="head = 5\nnext = head + 1"), node("get", "State Get",
+                                                                                             key="k")]
+
+    result = reference_options(nodes, chain("trigger", "calc", "get"), "get")
+
+    assert fields_of(result, "calc") == [("head", "integer"), ("next", "integer")]
 
 
 def test_condition_offers_its_result():

@@ -73,8 +73,19 @@ def test_reference_to_a_missing_node_and_to_a_downstream_node(monitor):
     assert ("state-get-1", "key", "REFERENCE_NOT_UPSTREAM") in found
 
 
-def test_reference_to_an_unknown_output_field_is_a_warning(monitor):
+def test_reference_to_a_field_an_action_does_not_declare_is_an_error(monitor):
+    # An action declares its outputs, so no run will ever have the field (issue 21).
     node(monitor[0], "state-set-1")["data"]["config"]["value"] = "<<@state-get-1:State Get.data>>"
+
+    report = validate_graph(*monitor)
+
+    assert not report.valid
+    assert ("state-set-1", "value", "REFERENCE_UNKNOWN_FIELD") in codes(report)
+
+
+def test_reference_to_a_field_the_sample_input_lacks_is_a_warning(monitor):
+    # A sample input is only an example of the run input: a run may carry the field.
+    node(monitor[0], "state-set-1")["data"]["config"]["value"] = "<<@trigger:Trigger.height>>"
 
     report = validate_graph(*monitor)
 
@@ -187,3 +198,50 @@ def test_a_node_of_the_wrong_shape_is_refused_on_every_way_in(monitor, where, va
     report = validate_graph(*monitor)
 
     assert [(f["nodeId"], f["code"]) for f in report.as_dict()["errors"]] == [("state-get-1", "INVALID_SHAPE")]
+
+
+def set_condition(monitor, text, sample=None):
+    node(monitor[0], "condition-1")["data"]["config"]["condition"] = text
+    if sample is not None:
+        node(monitor[0], "trigger")["data"]["config"]["sampleInput"] = sample
+
+
+@pytest.mark.parametrize(
+    ("sample", "condition", "problem"),
+    [
+        ({"block": "0x10"}, "<<@trigger:Trigger.block>> > 15", "Cannot compare text with a number"),
+        ({"block": "0x10", "head": "0xf"}, "<<@trigger:Trigger.block>> > <<@trigger:Trigger.head>>",
+         "Wrap each side in number()"),
+        ({"block": 7}, "<<@state-get-1:State Get.exists>> > 1", "Cannot compare a boolean with a number"),
+        ({"block": "abc"}, "<<@trigger:Trigger.block>> + 1 > 2", "Wrap text in number()"),
+    ],
+)
+def test_a_comparison_known_to_fail_is_a_validation_error(monitor, sample, condition, problem):
+    # The types known before the run (the sample input, declared outputs) tell it now, at the node
+    # and field, not as a surprise in a run (issue 21).
+    set_condition(monitor, condition, sample)
+
+    report = validate_graph(*monitor)
+
+    errors = [f for f in report.as_dict()["errors"] if f["nodeId"] == "condition-1"]
+    assert [(f["field"], f["code"]) for f in errors] == [("condition", "CONDITION_INVALID")]
+    assert problem in errors[0]["message"]
+
+
+def test_comparisons_of_unknown_or_wrapped_values_are_left_to_the_run(monitor):
+    set_condition(monitor, "number(<<@trigger:Trigger.block>>) > number(<<@state-get-1:State Get.value>>)",
+                  {"block": "0x10"})
+
+    assert validate_graph(*monitor).valid
+
+
+def test_set_fields_checks_names_and_the_names_it_may_use(monitor):
+    node(monitor[0], "condition-1")["data"]["config"] = {
+        "actionType": "Set Fields", "fields": "head = number(<<@trigger:Trigger.block>>)\nstart = head + nope",
+    }
+
+    report = validate_graph(*monitor)
+
+    assert [(f["nodeId"], f["field"], f["code"]) for f in report.as_dict()["errors"]][:1] == [
+        ("condition-1", "fields", "EXPRESSION_INVALID")]
+    assert "'nope' is not a value" in report.as_dict()["errors"][0]["message"]

@@ -130,3 +130,12 @@ def test_the_catalogue_lists_the_schedule_trigger_with_its_fixed_output(api):
     assert set(triggers) == {"Manual", "Webhook", "Schedule"}
     assert [f["name"] for f in triggers["Schedule"]["outputFields"]] == ["scheduledFor", "firedAt"]
     assert [f["name"] for f in triggers["Schedule"]["configFields"]] == ["interval", "cron", "timezone", "overlap"]
+
+
+def test_the_schedule_help_names_the_deployments_shortest_interval(api, settings):
+    settings.KEEPERSTATE_MIN_INTERVAL = 30
+
+    triggers = {t["id"]: t for t in api.get("/api/actions/").json()["triggers"]}
+    interval = next(f for f in triggers["Schedule"]["configFields"] if f["name"] == "interval")
+
+    assert "(at least 30)" in interval["help"]

@@ -2,7 +2,9 @@
 
 from keeperstate.engine.actions import (  # noqa: F401
     condition,
+    for_each,
     http_request,
+    set_fields,
     state_delete,
     state_get,
     state_increment,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from keeperstate.engine.context import RunContext
-from keeperstate.engine.expressions import evaluate
+from keeperstate.engine.expressions import FUNCTION_NAMES, ConditionInvalid, evaluate
 from keeperstate.engine.fields import ConfigField
 from keeperstate.engine.references import BoundExpression
 from keeperstate.engine.registry import ActionDefinition, OutputField, register
@@ -33,8 +33,11 @@ CONDITION = register(
                 label="Condition",
                 kind="expression",
                 required=True,
-                help="A comparison such as <<@trigger:Trigger.block>> > 100. Allowed: == != < > <= >=, "
-                "and, or, not, + - * / %, numbers, 'text', true, false, null, and @ references (typed values).",
+                expression_error=ConditionInvalid,
+                help="A comparison such as number(<<@trigger:Trigger.block>>) > 100. Allowed: == != < > <= >=, "
+                "and, or, not, + - * / %, numbers, 'text', true, false, null, @ references (typed values), "
+                "x['name'] and x[0], and the functions " + ", ".join(FUNCTION_NAMES) + ". Text that reads as a "
+                "number is compared by order only inside number().",
                 placeholder="<<@…>> > 100",
             ),
         ),

@@ -129,6 +129,7 @@ export class RunPanel {
         row.classList.add("result-fail");
         [mark, note] = ["✗", "failed"];
       }
+      if (result?.iterationCount) note += ` · ran for ${result.iterationCount} item${result.iterationCount === 1 ? "" : "s"}, the last shown`;
       head.append(el("span", "result-mark", mark), el("strong", "result-label", nodeLabel(node)), el("code", "muted", node.id), el("span", "result-note", note));
       row.append(head);
       if (result?.success) row.append(el("pre", "result-data", pretty(result.data)));
@@ -138,9 +139,29 @@ export class RunPanel {
         row.append(error);
         if (result.details) row.append(el("pre", "result-details", pretty(result.details)));
       }
+      if (result?.iterations?.length) row.append(this.iterations(result));
       rows.push(row);
     }
     this.results.replaceChildren(...rows);
     this.render();
+  }
+
+  // A For Each body node's result per item (the first 100 are recorded), folded away.
+  iterations(result) {
+    const box = el("details", "result-iterations");
+    const kept = result.iterations.length;
+    const more = result.iterationCount > kept ? ` (the first ${kept} recorded)` : "";
+    box.append(el("summary", null, `Each item: ${result.iterationCount}${more}`));
+    const list = el("ol", "iteration-list");
+    list.start = 0;
+    result.iterations.forEach((item, index) => {
+      const entry = el("li", item.success ? "result-ok" : item.skipped ? "result-skipped" : "result-fail");
+      entry.dataset.index = String(index);
+      const text = item.success ? pretty(item.data) : item.skipped ? "skipped" : `${item.code}: ${item.error}`;
+      entry.append(el("code", "iteration-index", `#${index}`), el("span", "iteration-text", ` ${text}`));
+      list.append(entry);
+    });
+    box.append(list);
+    return box;
   }
 }
