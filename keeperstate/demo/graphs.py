@@ -19,13 +19,84 @@ from keeperstate.workflows.examples import Graph
 ALERTS_SECRET = "ALERTS_TOKEN"  # the demo organization's secret the alerts endpoint checks
 
 FEED_PATH = "/demo/feed/"
+RPC_PATH = "/demo/rpc/"
 ALERTS_PATH = "/demo/alerts/"
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 
 
-def live_block_monitor_graph(base_url: str = DEFAULT_BASE_URL) -> Graph:
-    """The demo organization's monitor: fetch the demo feed's latest block with HTTP Request,
-    keep the cursor with compare-and-set, and post one alert per new block.
+def live_block_monitor_graph(base_url: str = DEFAULT_BASE_URL, *, rpc_url: str | None = None,
+                             alerts_url: str | None = None) -> Graph:
+    """The demo organization's monitor, exact against a chain (issue 21): every block alerted
+    once, every block.
+
+    Every 10 s → Head (eth_blockNumber, JSON-RPC) → Cursor (State Get) → Range (Set Fields: the
+    head as a number, and the first block not yet seen) → Each block (For Each over
+    range(start, head), at most 100 a run) —each→ Block number (Set Fields: its hex) → Block
+    (eth_getBlockByNumber) → Send alert → Save cursor (State Set), one block at a time.
+
+    The alert goes before the cursor moves, so a run cut short between the two sends that block's
+    alert again on the next run: delivery is at least once, and the alert carries the block's
+    hash as its ``dedupKey``, which the receiver (the demo's alert sink, like PagerDuty's
+    dedup_key) keeps once. The cursor advances per block, so the next run starts after the last
+    block it finished. ``rpc_url``/``alerts_url`` default to the demo's own feed and sink at
+    ``base_url`` (``serve`` passes its address); the real-chain test points them at ganache.
+    """
+    base = base_url.rstrip("/")
+    rpc = rpc_url or base + RPC_PATH
+    alerts = alerts_url or base + ALERTS_PATH
+    item, index = "<<@each-block:Each block.item>>", "<<@each-block:Each block.index>>"
+
+    def action(node_id: str, label: str, x: int, y: int, config: dict[str, Any]) -> dict[str, Any]:
+        return {"id": node_id, "type": "action", "position": {"x": x, "y": y},
+                "data": {"label": label, "type": "action", "config": config}}
+
+    def rpc_call(body: str) -> dict[str, Any]:
+        return {"actionType": "HTTP Request", "method": "POST", "url": rpc, "jsonRpc": True, "body": body}
+
+    nodes = [
+        {"id": "trigger", "type": "trigger", "position": {"x": 0, "y": 0},
+         "data": {"label": "Every 10 s", "type": "trigger",
+                  "config": {"triggerType": "Schedule", "interval": 10, "overlap": "skip"}}},
+        action("head", "Head", 0, 174, rpc_call('{"method": "eth_blockNumber", "params": []}')),
+        action("cursor", "Cursor", 0, 376, {"actionType": "State Get", "key": "cursor"}),
+        action("range", "Range", 0, 535, {"actionType": "Set Fields", "fields": [
+            {"name": "head", "expression": "number(<<@head:Head.result>>)"},
+            {"name": "start",
+             "expression": "if(<<@cursor:Cursor.exists>>, number(<<@cursor:Cursor.value>>) + 1, head)"},
+        ]}),
+        action("each-block", "Each block", 0, 700, {"actionType": "For Each", "items": (
+            "range(<<@range:Range.start>>, <<@range:Range.head>>)"), "maxItems": 100}),
+        action("block-number", "Block number", -140, 870, {"actionType": "Set Fields", "fields": [
+            {"name": "hex", "expression": f"hex({item})"},
+        ]}),
+        action("block", "Block", -140, 1040, rpc_call(
+            '{"method": "eth_getBlockByNumber", "params": [<<@block-number:Block number.hex>>, false]}')),
+        action("send-alert", "Send alert", -140, 1240,
+               {"actionType": "HTTP Request", "method": "POST", "url": alerts,
+                "headers": {"Authorization": f"Bearer <<@__secrets:Secrets.{ALERTS_SECRET}>>"},
+                "body": f'{{"block": {item}, "hash": <<@block:Block.result.hash>>, '
+                        '"dedupKey": <<@block:Block.result.hash>>, '
+                        f'"execution": <<@__system:System.executionId>>, "index": {index}}}'}),
+        action("save-cursor", "Save cursor", -140, 1440,
+               {"actionType": "State Set", "key": "cursor", "value": item}),
+    ]
+    edges = [
+        {"id": "e1", "source": "trigger", "target": "head"},
+        {"id": "e2", "source": "head", "target": "cursor"},
+        {"id": "e3", "source": "cursor", "target": "range"},
+        {"id": "e4", "source": "range", "target": "each-block"},
+        {"id": "e5", "source": "each-block", "target": "block-number", "sourceHandle": "each"},
+        {"id": "e6", "source": "block-number", "target": "block"},
+        {"id": "e7", "source": "block", "target": "send-alert"},
+        {"id": "e8", "source": "send-alert", "target": "save-cursor"},
+    ]
+    return nodes, edges
+
+
+def legacy_live_block_monitor_graph(base_url: str = DEFAULT_BASE_URL) -> Graph:
+    """The demo monitor as it was seeded before For Each (kept to recognise an untouched one and
+    replace it, keeperstate.demo.seeding): fetch the feed's latest block, keep the cursor with
+    compare-and-set, and post one alert per new block it saw (a block mined between ticks was missed).
 
     Schedule (10 s) → Fetch block → State Get cursor → New block? → State Set cursor (CAS) → Send alert.
     The alert follows the write, so of two runs that see the same new block only the one whose

@@ -35,6 +35,8 @@ SYSTEM_FIELDS = {
     "unixTimestamp": ("integer", "Seconds since 1970-01-01 UTC, fixed for the node's run."),
     "unixTimestampMs": ("integer", "Milliseconds since 1970-01-01 UTC, fixed for the node's run."),
     "isoTimestamp": ("string", "The time as ISO 8601 in UTC, fixed for the node's run."),
+    "executionId": ("string", "This run's execution id (null outside a run): with a loop's index, a receiver can "
+                    "drop an alert sent again."),
 }
 
 
@@ -109,12 +111,13 @@ def parse_path(path: str) -> list[str | int] | None:
     return steps
 
 
-def system_values(now: datetime | None = None) -> dict[str, Any]:
+def system_values(now: datetime | None = None, *, execution_id: Any = None) -> dict[str, Any]:
     now = now or datetime.now(UTC)
     return {
         "unixTimestamp": int(now.timestamp()),
         "unixTimestampMs": int(now.timestamp() * 1000),
         "isoTimestamp": now.isoformat().replace("+00:00", "Z"),
+        "executionId": str(execution_id) if execution_id is not None else None,
     }
 
 

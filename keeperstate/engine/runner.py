@@ -265,7 +265,8 @@ def _execute_action(
         definition = get_action(action_type or "")
         if definition is None:
             raise UnknownAction(f"Unknown action type '{action_type}'. Pick an action from the palette.")
-        resolver = Resolver(results=results or {}, labels=labels or {}, system=system_values(), secrets=ctx.secrets)
+        system = system_values(execution_id=ctx.execution_id)
+        resolver = Resolver(results=results or {}, labels=labels or {}, system=system, secrets=ctx.secrets)
         settings = {k: v for k, v in config.items() if k != "actionType"}
         data = definition.handler(resolver.resolve_config(settings, definition.config_fields), ctx)
         # Routing is the action's code too: a bug there fails the node, not the run's record.

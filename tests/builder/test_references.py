@@ -171,6 +171,7 @@ def test_system_builtins_come_last():
         "<<@__system:System.unixTimestamp>>",
         "<<@__system:System.unixTimestampMs>>",
         "<<@__system:System.isoTimestamp>>",
+        "<<@__system:System.executionId>>",  # DESIGN.md §14
     ]
 
 

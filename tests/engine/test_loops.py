@@ -264,3 +264,13 @@ def test_most_items_over_1000_is_refused():
     nodes, edges = loop_graph(max_items=1001)
 
     assert ("loop", "maxItems", "CONFIG_INVALID") in findings(nodes, edges)
+
+
+def test_the_execution_id_is_a_built_in_of_every_node(org, user):
+    nodes = [trigger(), action("save", "Save", {"actionType": "State Set", "key": "run",
+                                                "value": "<<@__system:System.executionId>>"})]
+    workflow = workflow_create(organization=org, user=user, name="Id", nodes=nodes, edges=[edge("trigger", "save")])
+
+    execution = run_workflow(workflow, {})
+
+    assert state(workflow) == {"run": str(execution.id)}
