@@ -24,7 +24,9 @@ from keeperstate.demo.graphs import (
     ALERTS_SECRET,
     DEFAULT_BASE_URL,
     FEED_PATH,
+    RPC_PATH,
     heartbeat_graph,
+    legacy_live_block_monitor_graph,
     live_block_monitor_graph,
 )
 from keeperstate.demo.models import DemoSeed
@@ -39,13 +41,14 @@ DEMO_PASSWORD = "keeperstate-demo"  # noqa: S105 - printed for the local embedde
 DEMO_ORG_SLUG = "demo"
 MONITOR_NAME = "Block monitor"
 MONITOR_DESCRIPTION = (
-    "Every 10 s (a Schedule trigger, active) watches the demo block feed, remembers the last block seen "
-    "and alerts once per new block."
+    "Every 10 s (a Schedule trigger, active) reads the demo chain's head over JSON-RPC and alerts every "
+    "block since the last one it saw, once each, moving its cursor block by block."
 )
 # Seed markers of the pieces the live monitor added (see seed_demo): never rename them.
 ALERTS_SEED = "alerts-token"
 LIVE_MONITOR_SEED = "block-monitor-live"
 RESPACE_SEED = "block-monitor-respaced"
+LOOP_MONITOR_SEED = "block-monitor-every-block"
 
 
 def _point_at(nodes: list[Any], base_url: str) -> list[Any] | None:
@@ -56,7 +59,7 @@ def _point_at(nodes: list[Any], base_url: str) -> list[Any] | None:
     for node in nodes:
         config = node.get("data", {}).get("config", {}) if isinstance(node, dict) else {}
         url = config.get("url") if isinstance(config, dict) else None
-        for path in (FEED_PATH, ALERTS_PATH):
+        for path in (FEED_PATH, RPC_PATH, ALERTS_PATH):
             if isinstance(url, str) and url.endswith(path) and url != base_url.rstrip("/") + path:
                 node = {**node, "data": {**node["data"], "config": {**config, "url": base_url.rstrip("/") + path}}}
                 changed = True
@@ -187,6 +190,9 @@ def seed_demo(
         if RESPACE_SEED not in done:
             _respace_live_monitor(found.get("block-monitor"))
             created.append(RESPACE_SEED)
+        if LOOP_MONITOR_SEED not in done:
+            _make_monitor_see_every_block(found.get("block-monitor"), base_url)
+            created.append(LOOP_MONITOR_SEED)
 
         DemoSeed.objects.bulk_create([DemoSeed(key=key, workflow_id=done.get(key)) for key in created])
     return SeededDemo(organization=org, user=user, user_created=user_created, workflows=found, created=created)
@@ -235,8 +241,28 @@ def _respace_live_monitor(workflow: Workflow | None) -> None:
     first = {node_id: {"x": 0, "y": y} for node_id, y in _LIVE_MONITOR_FIRST_Y.items()}
     if _positions(workflow.nodes) != first:
         return
-    spaced = _positions(live_block_monitor_graph()[0])
+    spaced = _positions(legacy_live_block_monitor_graph()[0])
     workflow_update(workflow, nodes=[{**node, "position": spaced[node["id"]]} for node in workflow.nodes])
+
+
+def _shape(nodes: list[Any], edges: list[Any]) -> Any:
+    """A graph without its cards' places and its URLs (serve moves those to its own address)."""
+    def config(node: Any) -> Any:
+        found = (node.get("data") or {}).get("config") or {} if isinstance(node, dict) else {}
+        return {k: v for k, v in found.items() if k != "url"}
+    return ([(n.get("id"), (n.get("data") or {}).get("label"), config(n)) for n in nodes if isinstance(n, dict)],
+            edges)
+
+
+def _make_monitor_see_every_block(workflow: Workflow | None, base_url: str) -> None:
+    """A monitor seeded before For Each saw only the newest block of each tick: replace it with the
+    one that alerts every block, once, and only if nobody changed it since it was seeded."""
+    if workflow is None:
+        return
+    workflow.refresh_from_db()
+    if _shape(workflow.nodes, workflow.edges) == _shape(*legacy_live_block_monitor_graph(base_url)):
+        nodes, edges = live_block_monitor_graph(base_url)
+        workflow_update(workflow, nodes=nodes, edges=edges, description=MONITOR_DESCRIPTION)
 
 
 def point_demo_at(base_url: str) -> None:
