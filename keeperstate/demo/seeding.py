@@ -24,6 +24,7 @@ from keeperstate.demo.graphs import (
     ALERTS_SECRET,
     DEFAULT_BASE_URL,
     FEED_PATH,
+    RPC_PATH,
     heartbeat_graph,
     live_block_monitor_graph,
 )
@@ -56,7 +57,7 @@ def _point_at(nodes: list[Any], base_url: str) -> list[Any] | None:
     for node in nodes:
         config = node.get("data", {}).get("config", {}) if isinstance(node, dict) else {}
         url = config.get("url") if isinstance(config, dict) else None
-        for path in (FEED_PATH, ALERTS_PATH):
+        for path in (FEED_PATH, RPC_PATH, ALERTS_PATH):
             if isinstance(url, str) and url.endswith(path) and url != base_url.rstrip("/") + path:
                 node = {**node, "data": {**node["data"], "config": {**config, "url": base_url.rstrip("/") + path}}}
                 changed = True
@@ -263,7 +264,7 @@ def seed_for_serve(base_url: str, *, embedded: bool) -> list[str]:
     demo = seed_demo(password=DEMO_PASSWORD if embedded else None, base_url=base_url)
     point_demo_at(base_url)
     lines = [f"  demo workflow:  '{wf.name}' ({wf.id})" for wf in demo.workflows.values() if wf is not None]
-    lines.append(f"  demo alerts:    {base_url}/demo/alerts/  (block feed: {base_url}/demo/feed/)")
+    lines.append(f"  demo alerts:    {base_url}{ALERTS_PATH}  (chain JSON-RPC: POST {base_url}{RPC_PATH})")
     user = demo.user
     if user is None:
         return lines
