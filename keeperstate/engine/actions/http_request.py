@@ -211,8 +211,9 @@ def run_http_request(config: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
             + ". Check the URL and the request; turn off Fail on error to handle this answer in the workflow.",
             details={"status": answer.status, "body": shown},
         )
-    data = {"status": answer.status, "ok": ok, "headers": answer.headers, "body": body,
-            "durationMs": answer.duration_ms}
+    data = {
+        "status": answer.status, "ok": ok, "headers": answer.headers, "body": body, "durationMs": answer.duration_ms,
+    }
     if json_rpc:
         data["result"] = body.get("result") if isinstance(body, dict) else None
     return data
@@ -226,8 +227,9 @@ def _raise_rpc_error(body: Any, status: int) -> None:
     if isinstance(error, dict):
         code, message = error.get("code"), error.get("message")
         text = message if isinstance(message, str) else json.dumps(message, ensure_ascii=False)
+        which = "an error" if code is None else f"error {code}"
         raise HttpRpcError(
-            f"The JSON-RPC server answered error {code}: {excerpt(text)}. Check the method and its params; "
+            f"The JSON-RPC server answered {which}: {excerpt(text)}. Check the method and its params; "
             "turn off Fail on error to handle the error in the workflow (body.error).",
             details={"code": code, "message": message, "data": error.get("data")},
         )
