@@ -178,8 +178,9 @@ KEEPERSTATE_HISTORY_PER_KEY = env_int("KEEPERSTATE_HISTORY_PER_KEY", 50, unit="e
 # workflow may reach although they are private) and the largest answer a run reads.
 KEEPERSTATE_HTTP_ALLOW = env_list("KEEPERSTATE_HTTP_ALLOW")
 KEEPERSTATE_HTTP_MAX_BYTES = env_int("KEEPERSTATE_HTTP_MAX_BYTES", 1024 * 1024, unit="bytes")
-# The demo's block feed (/demo/feed/) mines a block every this many seconds.
-KEEPERSTATE_DEMO_BLOCK_SECONDS = env_int("KEEPERSTATE_DEMO_BLOCK_SECONDS", 5, unit="seconds", minimum=1)
+# The demo chain (/demo/rpc/, /demo/feed/) mines a block every this many seconds: faster than the
+# shortest schedule (KEEPERSTATE_MIN_INTERVAL), so a monitor sees several new blocks per tick.
+KEEPERSTATE_DEMO_BLOCK_SECONDS = env_int("KEEPERSTATE_DEMO_BLOCK_SECONDS", 3, unit="seconds", minimum=1)
 
 # Runs that nobody clicks (DESIGN.md §11): schedules, webhooks and async API runs execute on
 # Procrastinate workers (`manage.py worker`), which also run the scheduler and housekeeping.

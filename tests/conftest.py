@@ -11,10 +11,10 @@ from django.db import connection
 from tests.factories import make_org, make_user, make_workflow
 
 # The tiers (markers in pyproject.toml) by folder, so a new test in a tier's folder is in the tier:
-# `pytest -m "not browser and not processes and not pgbouncer"` runs without Chromium, PgBouncer or
-# extra processes.
+# `pytest -m "not browser and not processes and not pgbouncer and not chain"` runs without Chromium,
+# PgBouncer, ganache or extra processes.
 TIERS = {"browser": "browser", "ops": "processes", "workers": "processes", "faults": "processes",
-         "pgbouncer": "pgbouncer"}
+         "pgbouncer": "pgbouncer", "chain": "chain"}
 TESTS = Path(__file__).resolve().parent
 
 

@@ -103,6 +103,7 @@ class Code(Enum):
     HTTP_REQUEST_FAILED = (400, "The request could not be sent (connection refused, DNS, TLS); check the URL.")
     HTTP_TOO_MANY_REDIRECTS = (400, "The server redirected more than 5 times; call the final address.")
     HTTP_EGRESS_BLOCKED = (400, "The address is private or internal, which runs may not reach.")
+    HTTP_RPC_ERROR = (400, "The JSON-RPC server answered an error; check the method and its params.")
 
     # --- secrets and tokens -------------------------------------------------------------------
     SECRET_INVALID_NAME = (400, "A secret's name is 1 to 64 letters, digits or _, e.g. API_KEY.")

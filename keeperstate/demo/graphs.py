@@ -19,7 +19,7 @@ from keeperstate.workflows.examples import Graph
 ALERTS_SECRET = "ALERTS_TOKEN"  # the demo organization's secret the alerts endpoint checks
 
 FEED_PATH = "/demo/feed/"
-RPC_PATH = "/demo/rpc/"
+RPC_PATH = "/demo/rpc/"  # the demo chain's JSON-RPC node (keeperstate.demo.chain)
 ALERTS_PATH = "/demo/alerts/"
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 

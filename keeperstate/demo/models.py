@@ -5,10 +5,15 @@ from __future__ import annotations
 
 from django.db import models
 
+DEDUP_KEY_MAX = 255  # as PagerDuty's dedup_key
+
 
 class DemoAlert(models.Model):
     received_at = models.DateTimeField(auto_now_add=True, db_index=True)
     payload = models.JSONField()
+    # The alert's dedupKey: a second alert with one already kept is not kept again (the database
+    # holds it: a unique column, where alerts without a key, NULL, never collide).
+    dedup_key = models.CharField(max_length=DEDUP_KEY_MAX, null=True, blank=True, unique=True)
 
     class Meta:
         db_table = "demo_alert"

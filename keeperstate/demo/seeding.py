@@ -289,7 +289,7 @@ def seed_for_serve(base_url: str, *, embedded: bool) -> list[str]:
     demo = seed_demo(password=DEMO_PASSWORD if embedded else None, base_url=base_url)
     point_demo_at(base_url)
     lines = [f"  demo workflow:  '{wf.name}' ({wf.id})" for wf in demo.workflows.values() if wf is not None]
-    lines.append(f"  demo alerts:    {base_url}/demo/alerts/  (block feed: {base_url}/demo/feed/)")
+    lines.append(f"  demo alerts:    {base_url}{ALERTS_PATH}  (chain JSON-RPC: POST {base_url}{RPC_PATH})")
     user = demo.user
     if user is None:
         return lines

@@ -43,6 +43,8 @@ class Handler(BaseHTTPRequestHandler):
                 "contentType": self.headers.get("Content-Type"),
             }
             return self._send(200, json.dumps(payload).encode())
+        if path == "/rpc":
+            return self._rpc(body, query)
         if path == "/nul-json":
             return self._send(200, b'{"a": "x\\u0000y"}')
         if path == "/nul-text":
@@ -92,6 +94,31 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/redirect-to":
             return self._send(302, b"", headers={"Location": query["url"]})
         return self._send(404, b'{"error": "no such path"}')
+
+    def _rpc(self, body: bytes, query: dict[str, str]):
+        """A JSON-RPC 2.0 endpoint: ``echo`` answers the request it got (and how it came), ``null``
+        a null result, ``empty`` no result at all, ``fail`` an execution error; other methods the
+        standard "method not found". ``?status=`` sets the HTTP status, ``?type=`` the content type."""
+        try:
+            request = json.loads(body)
+        except ValueError:
+            request = None
+        if not isinstance(request, dict):
+            answer = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}}
+        else:
+            answer = {"jsonrpc": "2.0", "id": request.get("id")}
+            method = request.get("method")
+            if method == "echo":
+                answer["result"] = {"request": request, "httpMethod": self.command,
+                                    "contentType": self.headers.get("Content-Type")}
+            elif method == "null":
+                answer["result"] = None
+            elif method == "fail":
+                answer["error"] = {"code": -32000, "message": "execution reverted", "data": "0x08c379a0"}
+            elif method != "empty":
+                answer["error"] = {"code": -32601, "message": f"the method {method} does not exist"}
+        return self._send(int(query.get("status", "200")), json.dumps(answer).encode(),
+                          query.get("type", "application/json"))
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _route  # noqa: N815
 

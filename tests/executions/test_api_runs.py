@@ -36,7 +36,9 @@ def test_execute_async_answers_202_with_the_queued_execution(api, counter):
 
     assert response.status_code == 202
     body = response.json()
-    assert (body["status"], body["trigger"], body["startedAt"], body["input"]) == ("queued", "api", None, {"n": 1})
+    assert (body["status"], body["trigger"], body["startedAt"]) == ("queued", "api", None)
+    # the input as given, and (a Schedule workflow run by hand) the tick's fields as now
+    assert body["input"] == {"n": 1, "scheduledFor": body["input"]["scheduledFor"], "firedAt": body["input"]["firedAt"]}
     assert WorkflowExecution.objects.get(pk=body["id"]).status == "queued"
 
 

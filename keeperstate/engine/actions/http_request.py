@@ -3,6 +3,11 @@
 The action only shapes the request and the answer; egress rules, redirects, the deadline and
 the byte ceiling live in ``keeperstate.egress.request``. Every text field takes references and
 is checked again after resolution, since a reference can produce anything.
+
+With ``jsonRpc`` (DESIGN.md §14) the body is one JSON-RPC 2.0 request, completed with
+``"jsonrpc": "2.0"`` and an ``id`` and sent as a POST; the answer's ``result`` is handed over as
+``data.result`` too, and a JSON-RPC ``error`` (which servers send with HTTP 200) fails the node
+with ``HTTP_RPC_ERROR`` unless Fail on error is off.
 """
 
 from __future__ import annotations
@@ -37,8 +42,16 @@ _HEADER_NAME_RE = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _RESERVED_HEADERS = {"host", "content-length", "transfer-encoding", "connection"}
 
 
+JSON_RPC_VERSION = "2.0"
+JSON_RPC_ID = 1  # one request per node: any id will do, and a fixed one keeps runs comparable
+
+
 class HttpStatus(CodedError):
     error = Code.HTTP_STATUS
+
+
+class HttpRpcError(CodedError):
+    error = Code.HTTP_RPC_ERROR
 
 
 def check_url(value: Any) -> str:
@@ -78,14 +91,22 @@ def check_timeout(value: Any) -> int:
     )
 
 
-def check_fail_on_error(value: Any) -> bool:
+def _flag(value: Any, *, default: bool, field: str, label: str) -> bool:
     if value is None or value == "":
-        return True
+        return default
     if isinstance(value, bool):
         return value
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
         return value.strip().lower() == "true"
-    raise ConfigInvalid("Fail on error is true or false.", field="failOnError")
+    raise ConfigInvalid(f"{label} is true or false.", field=field)
+
+
+def check_fail_on_error(value: Any) -> bool:
+    return _flag(value, default=True, field="failOnError", label="Fail on error")
+
+
+def check_json_rpc(value: Any) -> bool:
+    return _flag(value, default=False, field="jsonRpc", label="JSON-RPC")
 
 
 def _pairs(value: Any, field: str, label: str) -> dict[str, str]:
@@ -138,13 +159,32 @@ def _body(value: Any, headers: dict[str, str]) -> bytes | None:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
+def json_rpc_request(value: Any) -> dict[str, Any]:
+    """The body as one JSON-RPC 2.0 request: ``jsonrpc`` and ``id`` added where it lacks them."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            value = None
+    if not isinstance(value, dict) or not isinstance(value.get("method"), str) or not value["method"].strip():
+        raise ConfigInvalid(
+            'With JSON-RPC on, the body is one request object with a method, e.g. {"method": "eth_blockNumber", '
+            '"params": []}.',
+            field="body",
+        )
+    return {"jsonrpc": JSON_RPC_VERSION, "id": JSON_RPC_ID, **value}
+
+
 def run_http_request(config: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
-    method = check_method(config.get("method"))
+    json_rpc = check_json_rpc(config.get("jsonRpc"))
+    # JSON-RPC over HTTP is a POST, whatever the method field (whose form always holds one) says.
+    method = "POST" if json_rpc else check_method(config.get("method"))
     headers = check_headers(config.get("headers"))
     response_type = check_response_type(config.get("responseType"))
     timeout = check_timeout(config.get("timeout"))
     fail_on_error = check_fail_on_error(config.get("failOnError"))
-    content = _body(config.get("body"), headers)
+    raw_body = json_rpc_request(config.get("body")) if json_rpc else config.get("body")
+    content = _body(raw_body, headers)
     answer = send(
         OutboundRequest(
             method=method,
@@ -155,8 +195,14 @@ def run_http_request(config: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
             timeout=float(timeout),
         )
     )
-    body = _parse_body(answer.content, answer.encoding, answer.content_type, response_type)
+    if json_rpc:
+        # An RPC answer is JSON whatever its content type says; what is not stays text.
+        body = _parse_body(answer.content, answer.encoding, "application/json", "auto")
+    else:
+        body = _parse_body(answer.content, answer.encoding, answer.content_type, response_type)
     ok = 200 <= answer.status < 300
+    if json_rpc and fail_on_error:
+        _raise_rpc_error(body, answer.status)
     if not ok and fail_on_error:
         shown = excerpt(body if isinstance(body, str) else json.dumps(body, ensure_ascii=False))
         raise HttpStatus(
@@ -165,8 +211,35 @@ def run_http_request(config: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
             + ". Check the URL and the request; turn off Fail on error to handle this answer in the workflow.",
             details={"status": answer.status, "body": shown},
         )
-    return {"status": answer.status, "ok": ok, "headers": answer.headers, "body": body,
-            "durationMs": answer.duration_ms}
+    data = {
+        "status": answer.status, "ok": ok, "headers": answer.headers, "body": body, "durationMs": answer.duration_ms,
+    }
+    if json_rpc:
+        data["result"] = body.get("result") if isinstance(body, dict) else None
+    return data
+
+
+def _raise_rpc_error(body: Any, status: int) -> None:
+    """Fail on a JSON-RPC ``error`` (it says more than the HTTP status a server may add to it), or,
+    on a 2xx answer, on an answer that is no JSON-RPC response at all."""
+    # A JSON-RPC error is an object (code, message, data); {"error": "…"} is some other server's answer.
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        code, message = error.get("code"), error.get("message")
+        text = message if isinstance(message, str) else json.dumps(message, ensure_ascii=False)
+        which = "an error" if code is None else f"error {code}"
+        raise HttpRpcError(
+            f"The JSON-RPC server answered {which}: {excerpt(text)}. Check the method and its params; "
+            "turn off Fail on error to handle the error in the workflow (body.error).",
+            details={"code": code, "message": message, "data": error.get("data")},
+        )
+    if 200 <= status < 300 and not (isinstance(body, dict) and "result" in body):
+        shown = excerpt(body if isinstance(body, str) else json.dumps(body, ensure_ascii=False))
+        raise HttpRpcError(
+            f"The answer is not a JSON-RPC response (no result and no error): {shown or 'an empty body'}. "
+            "Check that the URL is the node's JSON-RPC endpoint.",
+            details={"code": None, "message": "not a JSON-RPC response", "data": shown},
+        )
 
 
 def _parse_body(content: bytes, encoding: str, content_type: str, response_type: str) -> Any:
@@ -200,7 +273,8 @@ HTTP_REQUEST = register(
         egress="user",
         config_fields=(
             ConfigField("method", "Method", "select", accepts_references=False, choices=METHODS,
-                        default="GET", help="The HTTP method (default GET).", check=check_method),
+                        default="GET", help="The HTTP method (default GET); a JSON-RPC request is always a POST.",
+                        check=check_method),
             ConfigField("url", "URL", "text", required=True,
                         help="The http(s) address to call; type @ to build it from earlier nodes or a secret. "
                         "Private and internal addresses are refused.",
@@ -214,6 +288,11 @@ HTTP_REQUEST = register(
             ConfigField("body", "Body", "json",
                         help='Optional. JSON (e.g. {"block": <<@trigger:Trigger.block>>}) is sent as '
                         "application/json; other text as text/plain. A single @ reference keeps its type."),
+            ConfigField("jsonRpc", "JSON-RPC", "boolean", accepts_references=False, default=False,
+                        help='true: the body is one JSON-RPC 2.0 request such as {"method": "eth_blockNumber", '
+                        '"params": []}, sent as a POST with "jsonrpc": "2.0" and an id added; the answer\'s '
+                        "result is also in result, and an answer carrying an error fails the node with "
+                        "HTTP_RPC_ERROR (with Fail on error on).", check=check_json_rpc),
             ConfigField("timeout", "Timeout (seconds)", "integer", advanced=True, default=DEFAULT_TIMEOUT,
                         help=f"Give up after this many seconds (1–{MAX_TIMEOUT}, default {DEFAULT_TIMEOUT}); "
                         "the node fails with HTTP_TIMEOUT.", placeholder=str(DEFAULT_TIMEOUT), check=check_timeout),
@@ -223,8 +302,9 @@ HTTP_REQUEST = register(
                         "not JSON). text: never parse.", check=check_response_type),
             ConfigField("failOnError", "Fail on error", "boolean", accepts_references=False, advanced=True,
                         default=True,
-                        help="true: an answer outside 2xx fails the node with HTTP_STATUS. false: the node "
-                        "succeeds and later nodes can look at status and ok.", check=check_fail_on_error),
+                        help="true: an answer outside 2xx fails the node with HTTP_STATUS (with JSON-RPC, an "
+                        "answer carrying an error fails it with HTTP_RPC_ERROR). false: the node succeeds and "
+                        "later nodes can look at status and ok.", check=check_fail_on_error),
         ),
         output_fields=(
             OutputField("status", "integer", "The HTTP status code, e.g. 200."),
@@ -233,6 +313,8 @@ HTTP_REQUEST = register(
             OutputField("body", "any", "The answer: parsed JSON when it is JSON, else text. Run once to pick "
                         "its fields with @."),
             OutputField("durationMs", "integer", "How long the request took, in milliseconds."),
+            OutputField("result", "any", "JSON-RPC only: the answer's result (null stays null), e.g. the "
+                        "block number of eth_blockNumber as hex text."),
         ),
         handler=run_http_request,
     )

@@ -1,0 +1,72 @@
+"""The chain tier (marker ``chain``, tests/conftest.py's TIERS): tests against a real local
+Ethereum node, ganache, pinned in tests/chain/package.json and installed by the README's test
+command and .ci/run (``npm ci --prefix tests/chain``; nothing is downloaded at run time).
+
+Fixtures for any test in this folder:
+
+* ``chain`` — a fresh ganache for the test (tests/chain/ganache.py): on a free 127.0.0.1 port, at
+  block 0, mining only when asked. ``chain.mine(n)`` mines a burst of n blocks and returns the new
+  head, ``chain.head()`` reads it, ``chain.block(n)`` is ``eth_getBlockByNumber`` (its ``hash``,
+  ``parentHash``, ``timestamp``), ``chain.rpc(method, *params)`` any call; ``chain.url`` is the
+  JSON-RPC URL for a workflow's HTTP Request and ``chain.address`` (``127.0.0.1:<port>``) the one
+  KEEPERSTATE_HTTP_ALLOW entry that lets a worker reach it and nothing else. Started with a bounded
+  wait (60 s) for its first answer, and stopped by its PID after the test, failed or not.
+* ``processes`` — real ``manage.py worker`` processes on the test database (tests/workers), ended
+  by PID after the test; their logs are printed when the test failed.
+* ``chain_worker`` — one worker whose egress guard allows only the chain
+  (``KEEPERSTATE_HTTP_ALLOW=chain.address``), with tests/workers' fast clocks.
+
+A test here needs the database committed for the worker to see it:
+``pytest.mark.django_db(transaction=True)``. Without node or the installed ganache the tier is
+skipped, except under CI (``CI`` set), where it fails: CI must run it.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.chain.ganache import Ganache, missing
+from tests.workers.processes import Processes, free_port
+
+
+@pytest.fixture
+def chain(tmp_path, request):
+    if (why := missing()) is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"the chain tier cannot run: {why}")
+        pytest.skip(why)
+    node = Ganache(free_port(), tmp_path / "ganache.log")
+    try:
+        yield node.start()
+    finally:
+        node.stop()
+        report = getattr(request.node, "rep_call", None)
+        if report is not None and report.failed:
+            print(f"--- ganache (pid {node.pid}) ---\n{node.log()}")
+
+
+@pytest.fixture
+def processes(tmp_path, request):
+    running = Processes(tmp_path)
+    try:
+        yield running
+    finally:
+        running.stop_all()
+        report = getattr(request.node, "rep_call", None)
+        if report is not None and report.failed:
+            print(running.logs())
+
+
+@pytest.fixture
+def chain_worker(chain, processes):
+    return processes.worker("chain-worker", KEEPERSTATE_HTTP_ALLOW=chain.address)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call":
+        item.rep_call = report
