@@ -9,7 +9,8 @@ import pytest
 from django.test import Client
 
 from keeperstate.demo import feed as demo_feed
-from keeperstate.demo.graphs import live_block_monitor_graph
+from keeperstate.demo.chain import block_hash
+from keeperstate.demo.graphs import BLOCKS_PER_RUN, live_block_monitor_graph
 from keeperstate.demo.models import DemoAlert
 from keeperstate.demo.seeding import ensure_demo, point_demo_at
 from keeperstate.engine.validation import validate_graph
@@ -42,42 +43,83 @@ def demo(live_server, settings, transactional_db):
     return workflow
 
 
-def test_the_demo_graph_is_valid():
+def test_the_demo_graph_is_valid_and_stored_as_it_is_written():
     nodes, edges = live_block_monitor_graph()
 
     report = validate_graph(nodes, edges)
 
     assert report.valid, report.as_dict()
     assert report.warnings == []
+    assert report.nodes == nodes  # seeding compares stored graphs with it
 
 
-def test_monitor_advances_once_per_new_block_and_alerts_once_per_block(demo, clock):
-    first_block = demo_feed.current_block()
+def _alerted() -> list[int]:
+    return sorted(DemoAlert.objects.values_list("payload__block", flat=True))
 
-    # first run: a new cursor and one alert
+
+def _cursor(workflow):
+    return WorkflowState.objects.get(workflow=workflow, key="cursor").value
+
+
+def test_every_block_since_the_cursor_is_alerted_once_with_its_hash(demo, clock):
+    head = demo_feed.current_block()
+
+    # first run: no cursor yet, so it starts at the head
     first = run_workflow(demo, {})
     assert first.status == "success", first.node_results
-    assert WorkflowState.objects.get(workflow=demo, key="cursor").value == first_block
-    assert list(DemoAlert.objects.values_list("payload", flat=True)) == [
-        {"block": first_block, "previous": None, "cursorVersion": 1}
-    ]
+    assert _alerted() == [head]
+    assert _cursor(demo) == head
 
-    # the same block again: nothing written, no alert
-    second = run_workflow(demo, {})
-    assert second.status == "success"
-    assert second.node_results["state-set-1"] == {"skipped": True}
-    assert second.node_results["send-alert"] == {"skipped": True}
-    assert WorkflowState.objects.get(workflow=demo, key="cursor").version == 1
-    assert DemoAlert.objects.count() == 1
+    # the same head again: nothing to alert, nothing written
+    again = run_workflow(demo, {})
+    assert again.status == "success", again.node_results
+    assert again.node_results["each-block"]["data"]["count"] == 0
+    assert _alerted() == [head]
 
-    # the feed moves on: the cursor advances by compare-and-set and one more alert arrives
-    clock.advance(1)
+    # three blocks between two ticks: each one alerted, in order, with its own hash as dedupKey
+    clock.advance(3)
     third = run_workflow(demo, {})
     assert third.status == "success", third.node_results
-    cursor = WorkflowState.objects.get(workflow=demo, key="cursor")
-    assert (cursor.value, cursor.version) == (first_block + 1, 2)
-    assert DemoAlert.objects.count() == 2
-    assert DemoAlert.objects.first().payload == {"block": first_block + 1, "previous": first_block, "cursorVersion": 2}
+    assert _alerted() == [head, head + 1, head + 2, head + 3]
+    for alert in DemoAlert.objects.filter(payload__block__gt=head):
+        block = alert.payload["block"]
+        assert alert.payload["hash"] == alert.dedup_key == block_hash(block)
+        assert alert.payload["execution"] == str(third.id)
+        assert alert.payload["index"] == block - head - 1
+    assert _cursor(demo) == head + 3
+
+
+def test_a_monitor_far_behind_catches_up_a_bounded_number_of_blocks_a_run(demo, clock):
+    head = demo_feed.current_block()
+    run_workflow(demo, {})
+    clock.advance(BLOCKS_PER_RUN + 20)
+
+    behind = run_workflow(demo, {})
+    assert behind.status == "success", behind.node_results
+    assert _cursor(demo) == head + BLOCKS_PER_RUN
+    caught_up = run_workflow(demo, {})
+    assert caught_up.status == "success", caught_up.node_results
+
+    assert _cursor(demo) == head + BLOCKS_PER_RUN + 20
+    assert _alerted() == list(range(head, head + BLOCKS_PER_RUN + 21))
+
+
+def test_a_run_cut_short_after_its_alert_alerts_again_and_the_receiver_keeps_it_once(demo, clock):
+    head = demo_feed.current_block()
+    run_workflow(demo, {})
+    clock.advance(2)
+    run_workflow(demo, {})
+    # as if the last run had died between Send alert and Save cursor of its last block
+    WorkflowState.objects.filter(workflow=demo, key="cursor").update(value=head + 1)
+
+    resumed = run_workflow(demo, {})
+
+    assert resumed.status == "success", resumed.node_results
+    sent = resumed.node_results["send-alert"]["iterations"]
+    assert [i["data"]["body"] for i in sent] == [{"received": DemoAlert.objects.get(payload__block=head + 2).pk,
+                                                  "duplicate": True}]
+    assert _alerted() == [head, head + 1, head + 2]
+    assert _cursor(demo) == head + 2
 
 
 def test_alert_token_is_redacted_in_the_run(demo, clock):
@@ -140,11 +182,12 @@ def test_an_existing_demo_monitor_follows_the_servers_address(transactional_db):
     workflow.refresh_from_db()
     configs = [n["data"]["config"] for n in workflow.nodes]
     urls = [c["url"] for c in configs if c.get("actionType") == "HTTP Request"]
-    assert urls == ["http://127.0.0.1:9000/demo/feed/", "http://127.0.0.1:9000/demo/alerts/"]
+    rpc, alerts = "http://127.0.0.1:9000/demo/rpc/", "http://127.0.0.1:9000/demo/alerts/"
+    assert urls == [rpc, rpc, alerts]
 
 
 @pytest.mark.concurrency
-def test_racing_runs_on_one_new_block_alert_once(demo, clock):
+def test_racing_runs_on_one_new_block_keep_one_alert(demo, clock):
     import threading
 
     from django.db import connection
@@ -166,10 +209,9 @@ def test_racing_runs_on_one_new_block_alert_once(demo, clock):
         thread.join(timeout=120)
     assert not any(t.is_alive() for t in threads), "a run did not finish"
 
-    # whoever lost the compare-and-set failed before alerting (or saw the block already stored)
-    assert len(statuses) == 4
-    assert DemoAlert.objects.count() == 1
-    assert WorkflowState.objects.get(workflow=demo, key="cursor").version == 1
+    # every run sent the new block's alert (at least once); the receiver kept it once, by its hash
+    assert statuses == ["success"] * 4
+    assert _alerted() == [demo_feed.current_block()]
 
 
 @pytest.mark.parametrize("spacing", ["as now", "as first seeded"])

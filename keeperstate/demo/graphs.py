@@ -22,6 +22,9 @@ FEED_PATH = "/demo/feed/"
 RPC_PATH = "/demo/rpc/"  # the demo chain's JSON-RPC node (keeperstate.demo.chain)
 ALERTS_PATH = "/demo/alerts/"
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
+# The monitor's catch-up pace: a monitor far behind (a server off for a day) takes this many blocks
+# a tick, so a run stays short and range() never grows past its bound.
+BLOCKS_PER_RUN = 100
 
 
 def live_block_monitor_graph(base_url: str = DEFAULT_BASE_URL, *, rpc_url: str | None = None,
@@ -30,9 +33,10 @@ def live_block_monitor_graph(base_url: str = DEFAULT_BASE_URL, *, rpc_url: str |
     once, every block.
 
     Every 10 s → Head (eth_blockNumber, JSON-RPC) → Cursor (State Get) → Range (Set Fields: the
-    head as a number, and the first block not yet seen) → Each block (For Each over
-    range(start, head), at most 100 a run) —each→ Block number (Set Fields: its hex) → Block
-    (eth_getBlockByNumber) → Send alert → Save cursor (State Set), one block at a time.
+    head as a number, the first block not yet seen, and the last of this run: at most
+    BLOCKS_PER_RUN after it) → Each block (For Each over range(start, end)) —each→ Block number
+    (Set Fields: its hex) → Block (eth_getBlockByNumber) → Send alert → Save cursor (State Set),
+    one block at a time.
 
     The alert goes before the cursor moves, so a run cut short between the two sends that block's
     alert again on the next run: delivery is at least once, and the alert carries the block's
@@ -50,34 +54,35 @@ def live_block_monitor_graph(base_url: str = DEFAULT_BASE_URL, *, rpc_url: str |
         return {"id": node_id, "type": "action", "position": {"x": x, "y": y},
                 "data": {"label": label, "type": "action", "config": config}}
 
-    def rpc_call(body: str) -> dict[str, Any]:
+    def rpc_call(body: dict[str, Any]) -> dict[str, Any]:
         return {"actionType": "HTTP Request", "method": "POST", "url": rpc, "jsonRpc": True, "body": body}
 
     nodes = [
         {"id": "trigger", "type": "trigger", "position": {"x": 0, "y": 0},
          "data": {"label": "Every 10 s", "type": "trigger",
                   "config": {"triggerType": "Schedule", "interval": 10, "overlap": "skip"}}},
-        action("head", "Head", 0, 174, rpc_call('{"method": "eth_blockNumber", "params": []}')),
-        action("cursor", "Cursor", 0, 376, {"actionType": "State Get", "key": "cursor"}),
-        action("range", "Range", 0, 535, {"actionType": "Set Fields", "fields": [
+        action("head", "Head", 0, 174, rpc_call({"method": "eth_blockNumber", "params": []})),
+        action("cursor", "Cursor", 0, 405, {"actionType": "State Get", "key": "cursor"}),
+        action("range", "Range", 0, 564, {"actionType": "Set Fields", "fields": [
             {"name": "head", "expression": "number(<<@head:Head.result>>)"},
             {"name": "start",
              "expression": "if(<<@cursor:Cursor.exists>>, number(<<@cursor:Cursor.value>>) + 1, head)"},
+            {"name": "end", "expression": f"min(head, start + {BLOCKS_PER_RUN - 1})"},
         ]}),
-        action("each-block", "Each block", 0, 700, {"actionType": "For Each", "items": (
-            "range(<<@range:Range.start>>, <<@range:Range.head>>)"), "maxItems": 100}),
-        action("block-number", "Block number", -140, 870, {"actionType": "Set Fields", "fields": [
+        action("each-block", "Each block", 0, 739, {"actionType": "For Each", "items": (
+            "range(<<@range:Range.start>>, <<@range:Range.end>>)"), "maxItems": BLOCKS_PER_RUN}),
+        action("block-number", "Block number", -140, 933, {"actionType": "Set Fields", "fields": [
             {"name": "hex", "expression": f"hex({item})"},
         ]}),
-        action("block", "Block", -140, 1040, rpc_call(
-            '{"method": "eth_getBlockByNumber", "params": [<<@block-number:Block number.hex>>, false]}')),
-        action("send-alert", "Send alert", -140, 1240,
+        action("block", "Block", -140, 1108, rpc_call(
+            {"method": "eth_getBlockByNumber", "params": ["<<@block-number:Block number.hex>>", False]})),
+        action("send-alert", "Send alert", -140, 1339,
                {"actionType": "HTTP Request", "method": "POST", "url": alerts,
                 "headers": {"Authorization": f"Bearer <<@__secrets:Secrets.{ALERTS_SECRET}>>"},
-                "body": f'{{"block": {item}, "hash": <<@block:Block.result.hash>>, '
-                        '"dedupKey": <<@block:Block.result.hash>>, '
-                        f'"execution": <<@__system:System.executionId>>, "index": {index}}}'}),
-        action("save-cursor", "Save cursor", -140, 1440,
+                "body": {"block": item, "hash": "<<@block:Block.result.hash>>",
+                         "dedupKey": "<<@block:Block.result.hash>>",
+                         "execution": "<<@__system:System.executionId>>", "index": index}}),
+        action("save-cursor", "Save cursor", -140, 1589,
                {"actionType": "State Set", "key": "cursor", "value": item}),
     ]
     edges = [

@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 
-from keeperstate.demo.graphs import live_block_monitor_graph
+from keeperstate.demo.graphs import legacy_live_block_monitor_graph, live_block_monitor_graph
 from keeperstate.demo.models import DemoSeed
 from keeperstate.demo.seeding import (
     ALERTS_SEED,
     DEMO_WORKFLOWS,
     LIVE_MONITOR_SEED,
+    LOOP_MONITOR_SEED,
     MONITOR_NAME,
     RESPACE_SEED,
     DemoWorkflow,
@@ -91,7 +92,8 @@ def test_a_database_seeded_before_markers_adopts_its_demo_instead_of_duplicating
     assert user.check_password("changed before the upgrade")
     assert Workflow.objects.filter(name=MONITOR_NAME).count() == 1
     # (and the pieces the live monitor brought: its alerts secret, the one-time upgrade markers)
-    pieces = {"organization", "user", *(w.key for w in DEMO_WORKFLOWS), ALERTS_SEED, LIVE_MONITOR_SEED, RESPACE_SEED}
+    pieces = {"organization", "user", *(w.key for w in DEMO_WORKFLOWS), ALERTS_SEED, LIVE_MONITOR_SEED, RESPACE_SEED,
+              LOOP_MONITOR_SEED}
     assert set(again.created) == pieces
 
 
@@ -125,11 +127,17 @@ def _placed(nodes: list, ys: list[int]) -> list:
     return [{**node, "position": {"x": 0, "y": y}} for node, y in zip(nodes, ys, strict=True)]
 
 
+def _legacy_monitor(ys: list[int]):
+    """The demo monitor as seeded before For Each, its cards at ``ys``, as the parser stores it."""
+    nodes, edges = legacy_live_block_monitor_graph()
+    return validate_graph(_placed(nodes, ys), edges).nodes, edges
+
+
 def test_a_live_monitor_seeded_with_overlapping_cards_is_respaced_once_if_nobody_moved_them():
     # given: a database seeded when the live monitor's cards stood 150 px or so apart
     monitor = seed_demo().monitor
-    first = _placed(monitor.nodes, [0, 150, 320, 460, 610, 750])
-    monitor.nodes = first
+    first, edges = _legacy_monitor([0, 150, 320, 460, 610, 750])
+    monitor.nodes, monitor.edges = first, edges
     monitor.save()
     DemoSeed.objects.filter(key=RESPACE_SEED).delete()
 
@@ -138,15 +146,15 @@ def test_a_live_monitor_seeded_with_overlapping_cards_is_respaced_once_if_nobody
 
     # then it stands as Auto-layout places it, with nothing else changed
     monitor.refresh_from_db()
-    spaced = {n["id"]: n["position"] for n in live_block_monitor_graph()[0]}
+    spaced = {n["id"]: n["position"] for n in legacy_live_block_monitor_graph()[0]}
     assert {n["id"]: n["position"] for n in monitor.nodes} == spaced
     assert [{**n, "position": None} for n in monitor.nodes] == [{**n, "position": None} for n in first]
 
 
 def test_a_live_monitor_whose_cards_were_moved_keeps_its_places():
     monitor = seed_demo().monitor
-    moved = _placed(monitor.nodes, [0, 150, 320, 460, 610, 800])
-    monitor.nodes = moved
+    moved, edges = _legacy_monitor([0, 150, 320, 460, 610, 800])
+    monitor.nodes, monitor.edges = moved, edges
     monitor.save()
     DemoSeed.objects.filter(key=RESPACE_SEED).delete()
 
@@ -154,3 +162,32 @@ def test_a_live_monitor_whose_cards_were_moved_keeps_its_places():
 
     monitor.refresh_from_db()
     assert monitor.nodes == moved
+
+
+def test_a_monitor_seeded_before_for_each_alerts_every_block_after_the_upgrade_if_untouched():
+    # given: the monitor as seeded before For Each, never changed (its first spacing, even)
+    monitor = seed_demo().monitor
+    monitor.nodes, monitor.edges = _legacy_monitor([0, 150, 320, 460, 610, 750])
+    monitor.save()
+    DemoSeed.objects.filter(key__in=[RESPACE_SEED, LOOP_MONITOR_SEED]).delete()
+
+    seed_demo()
+
+    monitor.refresh_from_db()
+    assert (monitor.nodes, monitor.edges) == live_block_monitor_graph()
+    assert "every block" in monitor.description
+
+
+def test_a_changed_monitor_from_before_for_each_is_left_as_it_is():
+    monitor = seed_demo().monitor
+    nodes, edges = _legacy_monitor([0, 174, 376, 535, 710, 906])
+    nodes[1]["data"]["label"] = "My fetch"
+    monitor.nodes, monitor.edges = nodes, edges
+    monitor.save()
+    DemoSeed.objects.filter(key=LOOP_MONITOR_SEED).delete()
+
+    seed_demo()
+
+    monitor.refresh_from_db()
+    assert monitor.nodes[1]["data"]["label"] == "My fetch"
+    assert any(n["data"]["config"].get("actionType") == "Condition" for n in monitor.nodes)
