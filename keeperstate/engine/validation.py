@@ -8,6 +8,7 @@ stores exactly what was validated."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -231,9 +232,47 @@ def _check_config(
         report.failed(node_id, exc)
     failed = {exc.field for exc in errors}
     for config_field in definition.config_fields:
-        if config_field.name not in failed and config_field.kind in ("expression", "assignments"):
+        if config_field.name in failed:
+            continue
+        if config_field.kind in ("expression", "assignments"):
             _check_types(graph, node_id, config_field, parsed.get(config_field.name), context, report)
+        elif config_field.kind == "json" and isinstance(parsed.get(config_field.name), str):
+            _check_json_text(graph, node_id, config_field, parsed[config_field.name], context, report)
     return parsed
+
+
+_MARK = 7_310_000_000_000  # stands in for a reference in a JSON text: a number nobody writes
+
+
+def _check_json_text(graph: Graph, node_id: str, config_field: ConfigField, text: str, context: _Context,
+                     report: ValidationReport) -> None:
+    """A JSON text whose references interpolate as text: one that is known to be text and stands
+    outside quotes (``{"hash": <<@…hex>>}``) makes the body no JSON at run time, so it goes out as
+    text/plain (or, for JSON-RPC, fails). A warning at the field, saying to quote it."""
+    refs = find_references(text, context.labels)
+    if not refs or text.strip() == refs[0].token:
+        return  # a single reference keeps its type
+    probe = text
+    for i, ref in enumerate(refs):
+        probe = probe.replace(ref.token, str(_MARK + i), 1)
+    try:
+        bare = _bare_numbers(json.loads(probe))
+    except ValueError:
+        return  # not written as JSON with the references in it: text, as meant
+    for i, ref in enumerate(refs):
+        if _MARK + i in bare and _known_reference(graph, ref).type == "string":
+            report.warn(node_id, config_field.name, Code.INVALID_JSON,
+                        f"{ref.token} is text, so in {config_field.label} it must stand in quotes "
+                        f'("{ref.token}"); as written, the value sent is not JSON.')
+
+
+def _bare_numbers(value: Any) -> set[Any]:
+    """The numbers of a parsed JSON value (its texts left out)."""
+    if isinstance(value, dict):
+        return {n for item in value.values() for n in _bare_numbers(item)}
+    if isinstance(value, list):
+        return {n for item in value for n in _bare_numbers(item)}
+    return {value} if isinstance(value, int) and not isinstance(value, bool) else set()
 
 
 def _check_types(graph: Graph, node_id: str, config_field: ConfigField, value: Any, context: _Context,
@@ -262,6 +301,10 @@ def _known_reference(graph: Graph, ref: Any) -> Known:
     """What is known of a referenced value before the run: a sample input's value, or the type a
     node's action declares for the field (a top-level field only)."""
     steps = ref.steps
+    if ref.node_id == SECRETS_NODE_ID:
+        return Known("string")
+    if ref.node_id == SYSTEM_NODE_ID and steps and len(steps) == 1 and steps[0] in SYSTEM_FIELDS:
+        return Known(SYSTEM_FIELDS[steps[0]][0])
     if not steps or ref.node_id not in graph.nodes:
         return Known(None)
     if graph.nodes[ref.node_id].get("type") == "trigger":

@@ -245,3 +245,39 @@ def test_set_fields_checks_names_and_the_names_it_may_use(monitor):
     assert [(f["nodeId"], f["field"], f["code"]) for f in report.as_dict()["errors"]][:1] == [
         ("condition-1", "fields", "EXPRESSION_INVALID")]
     assert "'nope' is not a value" in report.as_dict()["errors"][0]["message"]
+
+
+def _post_after_hex(body):
+    """Trigger → Hex (Set Fields: hex = hex(42), a text) → Send (HTTP Request with ``body``)."""
+    trigger = {"id": "trigger", "type": "trigger", "position": {"x": 0, "y": 0},
+               "data": {"label": "Trigger", "type": "trigger", "config": {"triggerType": "Manual"}}}
+    hexed = {"id": "hex", "type": "action", "position": {"x": 0, "y": 100},
+             "data": {"label": "Hex", "type": "action",
+                      "config": {"actionType": "Set Fields", "fields": "hex = hex(42)\nn = 42"}}}
+    send = {"id": "send", "type": "action", "position": {"x": 0, "y": 200},
+            "data": {"label": "Send", "type": "action",
+                     "config": {"actionType": "HTTP Request", "method": "POST", "url": "https://example.com/",
+                                "body": body}}}
+    edges = [{"id": "e1", "source": "trigger", "target": "hex"}, {"id": "e2", "source": "hex", "target": "send"}]
+    return [trigger, hexed, send], edges
+
+
+@pytest.mark.parametrize("token", ["<<@hex:Hex.hex>>", "<<@__secrets:Secrets.API_KEY>>",
+                                   "<<@__system:System.executionId>>"])
+def test_a_text_reference_outside_quotes_in_a_json_body_is_a_warning_at_the_field(token):
+    report = validate_graph(*_post_after_hex(f'{{"params": [{token}, false], "n": <<@hex:Hex.n>>}}'))
+
+    assert report.valid
+    assert codes(report, "warnings") == [("send", "body", "INVALID_JSON")]
+    assert f'("{token}")' in report.warnings[0].message
+
+
+@pytest.mark.parametrize("body", [
+    '{"params": ["<<@hex:Hex.hex>>", false], "n": <<@hex:Hex.n>>}',  # quoted text, a bare number
+    "block <<@hex:Hex.hex>> seen",  # text, not JSON: sent as text, as written
+    "<<@hex:Hex.hex>>",  # one reference keeps its type
+])
+def test_text_references_quoted_or_in_plain_text_are_fine(body):
+    report = validate_graph(*_post_after_hex(body))
+
+    assert report.as_dict() == {"valid": True, "errors": [], "warnings": []}
