@@ -10,6 +10,9 @@ from django.db import connection
 
 from tests.factories import make_org, make_user, make_workflow
 
+# The `processes` fixture (real worker and web processes, stopped by PID) for every tier that needs it.
+pytest_plugins = ["tests.workers.processes"]
+
 # The tiers (markers in pyproject.toml) by folder, so a new test in a tier's folder is in the tier:
 # `pytest -m "not browser and not processes and not pgbouncer and not chain"` runs without Chromium,
 # PgBouncer, ganache or extra processes.

@@ -26,7 +26,7 @@ from __future__ import annotations
 import pytest
 
 from tests.chain.ganache import Ganache, missing
-from tests.workers.processes import Processes, free_port
+from tests.workers.processes import free_port
 
 
 @pytest.fixture
@@ -45,25 +45,5 @@ def chain(tmp_path, request):
 
 
 @pytest.fixture
-def processes(tmp_path, request):
-    running = Processes(tmp_path)
-    try:
-        yield running
-    finally:
-        running.stop_all()
-        report = getattr(request.node, "rep_call", None)
-        if report is not None and report.failed:
-            print(running.logs())
-
-
-@pytest.fixture
 def chain_worker(chain, processes):
     return processes.worker("chain-worker", KEEPERSTATE_HTTP_ALLOW=chain.address)
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    if report.when == "call":
-        item.rep_call = report

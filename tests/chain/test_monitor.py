@@ -78,9 +78,9 @@ def test_every_block_of_every_burst_is_alerted_exactly_once(chain, processes, re
     assert receiver.blocks() == list(range(head + 1))
     assert receiver.delivered_twice() == {}
     assert_real_hashes(chain, receiver)
-    # and no run failed on the way
+    # and no run failed on the way (a tick that came while a run was still going is skipped: overlap skip)
     statuses = set(WorkflowExecution.objects.filter(workflow=monitor).values_list("status", flat=True))
-    assert statuses <= {"success"}, statuses
+    assert statuses <= {"success", "skipped"}, statuses
 
 
 def test_a_worker_killed_mid_loop_resumes_after_the_last_block_it_finished(chain, processes, receiver, monitor):

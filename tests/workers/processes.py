@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from django.conf import settings
 from django.db import connection
 
@@ -96,3 +97,27 @@ def wait_until(condition: Callable[[], Any], seconds: float, what: str, interval
             return result
         time.sleep(interval)
     raise AssertionError(f"timed out after {seconds} s waiting for {what}")
+
+
+@pytest.fixture
+def processes(tmp_path, request):
+    """Real processes for one test (``Processes``), all stopped by PID afterwards; their logs are
+    printed when the test failed. Used by the conftests of tests/workers and tests/chain."""
+    running = Processes(tmp_path)
+    try:
+        yield running
+    finally:
+        running.stop_all()
+        report = getattr(request.node, "rep_call", None)
+        if report is not None and report.failed:
+            print(running.logs())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Keeps the call's report on the item (``rep_call``), so a fixture's teardown knows whether
+    the test failed."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call":
+        item.rep_call = report
