@@ -11,6 +11,8 @@ receiver, keeping one per dedupKey, still holds each block once.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from keeperstate.demo.graphs import ALERTS_SECRET, live_block_monitor_graph
@@ -57,6 +59,17 @@ def caught_up(workflow, head: int) -> None:
     wait_until(lambda: cursor(workflow) == head, CATCH_UP_SECONDS, f"the cursor to reach block {head}")
 
 
+def summary(chain, receiver, monitor) -> str:
+    """What the closing note of issue 21 reports: blocks, deliveries, gaps, duplicates, runs."""
+    head, blocks = chain.head(), receiver.blocks()
+    gaps = sorted(set(range(blocks[0], head + 1)) - set(blocks)) if blocks else []
+    runs = WorkflowExecution.objects.filter(workflow=monitor)
+    return (f"chain head {head} ({head} blocks mined after block 0); alerts delivered {len(receiver.deliveries)}, "
+            f"blocks alerted {len(blocks)} ({blocks[0]}–{blocks[-1]}), gaps {gaps}, delivered twice "
+            f"{receiver.delivered_twice()}; runs {runs.count()} "
+            f"({dict(Counter(runs.values_list('status', flat=True)))})")
+
+
 def assert_real_hashes(chain, receiver) -> None:
     for alert in receiver.deliveries:
         real = chain.block(alert["block"])["hash"]
@@ -81,6 +94,7 @@ def test_every_block_of_every_burst_is_alerted_exactly_once(chain, processes, re
     # and no run failed on the way (a tick that came while a run was still going is skipped: overlap skip)
     statuses = set(WorkflowExecution.objects.filter(workflow=monitor).values_list("status", flat=True))
     assert statuses <= {"success", "skipped"}, statuses
+    print(summary(chain, receiver, monitor))
 
 
 def test_a_worker_killed_mid_loop_resumes_after_the_last_block_it_finished(chain, processes, receiver, monitor):
@@ -112,3 +126,4 @@ def test_a_worker_killed_mid_loop_resumes_after_the_last_block_it_finished(chain
     caught_up(monitor, chain.mine(4))
     assert receiver.blocks() == list(range(15))
     assert receiver.delivered_twice() == {6: 2}
+    print(summary(chain, receiver, monitor))
