@@ -156,7 +156,7 @@ def test_the_menu_follows_arrow_keys_and_the_mouse(author_page, monitor):
     options = menu(page).locator(".ref-option")
     expect(options.first).to_have_class(has_class("active"))
     count = options.count()
-    assert count == 1 + 4 + 1 + 3  # result; value, exists, version, expiresAt; block; 3 built-ins
+    assert count == 1 + 4 + 1 + 4  # result; value, exists, version, expiresAt; block; 4 built-ins
     assert "data" not in [o.inner_text().split("\n")[0] for o in options.all()]
 
     key.press("ArrowUp")  # wraps to the last option
