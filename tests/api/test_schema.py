@@ -27,6 +27,11 @@ DESIGN_PATHS = {
     "/api/tokens/": {"get", "post"},
     "/api/tokens/{prefix}/": {"delete"},
     "/api/audit/": {"get"},
+    # DESIGN.md §15: state over HTTP
+    "/api/workflows/{id}/state/": {"get"},
+    "/api/workflows/{id}/state/{key}/": {"get", "put", "delete"},
+    "/api/workflows/{id}/state/{key}/increment/": {"post"},
+    "/api/workflows/{id}/state/{key}/history/": {"get"},
 }
 
 
@@ -53,8 +58,21 @@ def test_schema_has_every_endpoint_of_the_design(schema):
     assert operations == DESIGN_PATHS
 
 
-def test_no_path_reaches_state_by_workflow_id(schema):
-    assert not [path for path in schema["paths"] if "state" in path.lower()]
+def test_every_state_operation_has_examples(schema):
+    operations = [op for path, ops in schema["paths"].items() if "/state/" in path for op in ops.values()]
+
+    assert len(operations) == 6
+    for operation in operations:
+        bodies = [*operation.get("requestBody", {}).get("content", {}).values(),
+                  *(c for r in operation["responses"].values() for c in r.get("content", {}).values())]
+        assert any("examples" in body for body in bodies), operation["operationId"]
+
+
+def test_a_state_write_documents_its_preconditions_and_412(schema):
+    put = schema["paths"]["/api/workflows/{id}/state/{key}/"]["put"]
+
+    assert {p["name"] for p in put["parameters"]} >= {"If-Match", "If-None-Match", "key"}
+    assert "412" in put["responses"]
 
 
 def test_execution_response_is_described_with_its_camel_case_keys(schema):
