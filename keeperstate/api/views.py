@@ -40,6 +40,7 @@ from keeperstate.engine.results import Succeeded
 from keeperstate.engine.runner import run_action
 from keeperstate.engine.validation import validate_graph
 from keeperstate.executions.models import WorkflowExecution
+from keeperstate.executions.selectors import executions_of
 from keeperstate.executions.service import Started, check_idempotency_key, start_run
 from keeperstate.workflows.models import Workflow
 from keeperstate.workflows.services import (
@@ -237,15 +238,16 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
         return Response({"webhookSecret": rotate_webhook_secret(self.get_object())})
 
     @extend_schema(
-        summary="The workflow's executions, newest first",
+        summary="The workflow's executions, newest first; filter by status, trigger and time",
+        parameters=[s.ExecutionListQuery],
         responses={200: s.ExecutionOutput(many=True), **errors(400, 401, 404)},
     )
     @action(detail=True, methods=["get"])
     def executions(self, request: Request, pk: str) -> Response:
         workflow = self.get_object()
-        page = self.paginate_queryset(
-            workflow.executions.select_related("triggered_by").order_by("-queued_at", "id")
-        )
+        query = s.ExecutionListQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        page = self.paginate_queryset(executions_of(workflow, **query.validated_data))
         return self.get_paginated_response(s.ExecutionOutput(page, many=True).data)
 
 
