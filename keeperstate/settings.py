@@ -193,6 +193,9 @@ KEEPERSTATE_RUN_STALE_SECONDS = env_int("KEEPERSTATE_RUN_STALE_SECONDS", 60, uni
 KEEPERSTATE_IDEMPOTENCY_HOURS = env_int("KEEPERSTATE_IDEMPOTENCY_HOURS", 24, unit="hours")
 KEEPERSTATE_WEBHOOK_MAX_BYTES = env_int("KEEPERSTATE_WEBHOOK_MAX_BYTES", 256 * 1024, unit="bytes")
 KEEPERSTATE_WEBHOOK_MAX_WAIT = 30
+# Threads per web process that run waited webhooks (?wait) while their request waits; when all
+# are busy a waited webhook is queued for a worker (keeperstate/executions/inprocess.py).
+KEEPERSTATE_WEBHOOK_WAIT_THREADS = env_int("KEEPERSTATE_WEBHOOK_WAIT_THREADS", 4, unit="threads", minimum=1)
 # How often a worker looks for due schedule ticks and does housekeeping, and how it tells the
 # others it is alive (a worker silent for WORKER_STALLED_SECONDS is dead: its jobs are retried,
 # which never replays a run that had started).

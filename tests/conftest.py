@@ -55,6 +55,16 @@ def fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def waited_runs_pool():
+    """Waited webhooks run in a pool of this process (keeperstate.executions.inprocess): after a
+    test, its threads' database connections are closed, so none outlives the test database."""
+    yield
+    from keeperstate.executions import inprocess
+
+    inprocess.stop()
+
+
 @pytest.fixture
 def org():
     return make_org("acme")
