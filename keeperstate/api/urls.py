@@ -4,7 +4,7 @@ from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import SimpleRouter
 
-from keeperstate.api import audit, secrets, tokens, views
+from keeperstate.api import audit, secrets, stats, tokens, views
 from keeperstate.api.authentication import api_authentication_classes
 
 app_name = "api"
@@ -23,6 +23,7 @@ urlpatterns = [
     *router.urls,
     path("secrets/", secrets.SecretListView.as_view(), name="secrets"),
     path("secrets/<str:name>/", secrets.SecretDetailView.as_view(), name="secret"),
+    path("workflows/<str:pk>/executions/stats/", stats.ExecutionStatsView.as_view(), name="workflow-execution-stats"),
     path("schema/", SpectacularAPIView.as_view(authentication_classes=AUTHENTICATION), name="schema"),
     # Swagger UI from drf-spectacular-sidecar: served from our static files, no CDN. (The
     # sidecar's Redoc page loads web fonts from a CDN, so it is not offered.) The split view

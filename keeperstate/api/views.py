@@ -32,6 +32,7 @@ from keeperstate.api.parsers import JSONParser
 from keeperstate.api.permissions import HardDeleteByOwnersAndAdmins
 from keeperstate.api.schema import IDEMPOTENCY_KEY_HEADER, WorkflowBadRequest, errors
 from keeperstate.api.serializers import ExecuteQuery
+from keeperstate.api.windows import WINDOW_PARAMETERS, in_window
 from keeperstate.core.errors import Code, error_body
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.fields import parse_config
@@ -238,13 +239,14 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
 
     @extend_schema(
         summary="The workflow's executions, newest first",
+        parameters=WINDOW_PARAMETERS,
         responses={200: s.ExecutionOutput(many=True), **errors(400, 401, 404)},
     )
     @action(detail=True, methods=["get"])
     def executions(self, request: Request, pk: str) -> Response:
         workflow = self.get_object()
         page = self.paginate_queryset(
-            workflow.executions.select_related("triggered_by").order_by("-queued_at", "id")
+            in_window(workflow.executions.select_related("triggered_by"), request).order_by("-queued_at", "id")
         )
         return self.get_paginated_response(s.ExecutionOutput(page, many=True).data)
 

@@ -112,6 +112,9 @@ class Code(Enum):
     SECRET_UNDECRYPTABLE = (400, "The secret cannot be decrypted with the configured key; save it again.")
     TOKEN_INVALID = (400, "Give the token a name of at most 100 visible characters and a valid expiry.")
 
+    # --- charts -------------------------------------------------------------------------------
+    STATS_INVALID_RANGE = (400, "range is one of 1h, 24h or 7d, e.g. ?range=24h; leave it out for 24h.")
+
     def __init__(self, status: int, message: str):
         self.status = status
         self.message = message
