@@ -114,6 +114,8 @@ class Code(Enum):
 
     # --- state over HTTP and MCP (DESIGN.md §15, §16) -----------------------------------------
     STATE_KEY_NOT_FOUND = (404, "No live state key by that name in this workflow; list the keys with GET …/state/.")
+    # --- charts -------------------------------------------------------------------------------
+    STATS_INVALID_RANGE = (400, "range is one of 1h, 24h or 7d, e.g. ?range=24h; leave it out for 24h.")
 
     def __init__(self, status: int, message: str):
         self.status = status

@@ -32,6 +32,8 @@ DESIGN_PATHS = {
     "/api/workflows/{id}/state/{key}/": {"get", "put", "delete"},
     "/api/workflows/{id}/state/{key}/increment/": {"post"},
     "/api/workflows/{id}/state/{key}/history/": {"get"},
+    # issue 25: the Runs chart
+    "/api/workflows/{id}/executions/stats/": {"get"},
 }
 
 
