@@ -245,7 +245,8 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
     @action(detail=True, methods=["get"])
     def executions(self, request: Request, pk: str) -> Response:
         workflow = self.get_object()
-        query = s.ExecutionListQuery(data=request.query_params)
+        # A plain dict: from a QueryDict DRF reads an empty optional value as absent, and `?until=` must be refused.
+        query = s.ExecutionListQuery(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
         page = self.paginate_queryset(executions_of(workflow, **query.validated_data))
         return self.get_paginated_response(s.ExecutionOutput(page, many=True).data)
