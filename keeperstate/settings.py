@@ -243,6 +243,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "keeperstate.api.schema.add_common_responses",  # 429 and 414 on every operation
+    ],
 }
 
 # The only module that defines Procrastinate tasks (no autodiscovery across apps).
