@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, settings
 from tests.fuzz.counts import CASES
 
 settings.register_profile(
-    "ci", max_examples=25, deadline=None, derandomize=True, print_blob=True,
+    "ci", max_examples=10, deadline=None, derandomize=True, print_blob=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large,
                            HealthCheck.filter_too_much],
 )
