@@ -97,7 +97,7 @@ def test_execution_response_is_described_with_its_camel_case_keys(schema):
         "finishedAt",
         "scheduledFor",
     }
-    assert set(responses) == {"200", "201", "202", "400", "401", "403", "404", "409", "413", "415"}
+    assert set(responses) == {"200", "201", "202", "400", "401", "403", "404", "409", "413", "414", "415", "429"}
 
 
 def test_request_bodies_name_their_input_serializers(schema):
@@ -129,3 +129,26 @@ def test_docs_page_is_served_from_local_static_files(anonymous):
     script = anonymous.get("/api/docs/?script=")
     assert script.status_code == 200
     assert "/api/schema/" in script.content.decode()
+
+
+def test_every_operation_documents_429_with_retry_after_and_414(schema):
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            assert "Retry-After" in operation["responses"]["429"]["headers"], (method, path)
+            assert "414" in operation["responses"], (method, path)
+
+
+def test_the_idempotency_key_header_is_described_with_its_rule(schema):
+    (header,) = [p for p in schema["paths"]["/api/workflows/{id}/execute/"]["post"]["parameters"]
+                 if p["name"] == "Idempotency-Key"]
+
+    assert header["schema"]["maxLength"] == 200
+    assert header["schema"]["minLength"] == 1
+    assert "IDEMPOTENCY_KEY_INVALID" in header["description"]
+
+
+def test_organization_is_optional_on_create(schema):
+    body = schema["components"]["schemas"]["WorkflowCreateInput"]
+
+    assert "organization" in body["properties"]
+    assert "organization" not in body.get("required", [])
