@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from asgiref.sync import async_to_sync
-from django.http import HttpResponse
+from django.http import HttpResponse, JsonResponse
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
@@ -25,6 +25,7 @@ from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
+from keeperstate.core.errors import Code, error_body
 from keeperstate.mcp.server import SERVER
 from keeperstate.mcp.tools import Caller, current_caller
 
@@ -50,11 +51,20 @@ class McpView(APIView):
     renderer_classes = [JSONRenderer]  # DRF's own answers (401, 429) in the API's shape
     schema = None  # JSON-RPC, not a REST resource: out of the OpenAPI schema (docs/mcp.md describes it)
 
+    def perform_content_negotiation(self, request: Request, force: bool = False) -> tuple[Any, str]:
+        # What a client accepts is the SDK's to judge (JSON and/or an event stream); DRF's own
+        # answers are JSON.
+        return JSONRenderer(), JSONRenderer.media_type
+
     def post(self, request: Request) -> HttpResponse:
         return self.serve(request)
 
     def get(self, request: Request) -> HttpResponse:
-        return self.serve(request)  # the SDK answers 405: a stateless server opens no stream
+        # The stream a client may open with GET: a stateless server offers none, and MCP says
+        # to answer 405 then (the SDK would hold the thread on an empty stream instead).
+        body = error_body(Code.METHOD_NOT_ALLOWED, "This MCP server is stateless: it opens no event stream. "
+                          "POST JSON-RPC requests.")
+        return JsonResponse(body, status=405, headers={"Allow": "POST, DELETE"})
 
     def delete(self, request: Request) -> HttpResponse:
         return self.serve(request)

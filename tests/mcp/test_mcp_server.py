@@ -218,3 +218,12 @@ def test_mcp_calls_are_throttled_like_the_api(user, tmp_path):
     assert [r.status_code for r in statuses] == [200, 200, 200, 429]
     assert statuses[-1].json()["code"] == "THROTTLED"
     assert int(statuses[-1].headers["Retry-After"]) >= 1
+
+
+def test_a_get_stream_is_refused_405_by_a_stateless_server(mcp_url, user):
+    token = token_for(user)
+
+    response = httpx2.get(mcp_url, headers={"Authorization": f"Bearer {token}", "Accept": "text/event-stream"},
+                          timeout=30)
+
+    assert (response.status_code, response.json()["code"]) == (405, "METHOD_NOT_ALLOWED")
