@@ -76,6 +76,11 @@ class StateListQuery(serializers.Serializer):
                                 help_text=f"Keys per page, 1 to {MAX_PAGE} (default {DEFAULT_PAGE}).")
     cursor = serializers.CharField(required=False, help_text="From the previous page's next link.")
 
+    def validate_prefix(self, value: str) -> str:
+        if "\x00" in value:  # no key holds U+0000 (nor can Postgres text)
+            raise ValidationError("The prefix contains the character U+0000, which no key holds; remove it.")
+        return value
+
     def validate_cursor(self, value: str) -> str:
         try:
             key = base64.b64decode(value + "=" * (-len(value) % 4), altchars=b"-_", validate=True).decode("utf-8")

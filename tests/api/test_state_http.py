@@ -68,12 +68,13 @@ def test_list_pages_with_a_cursor_until_next_is_null(api, workflow, scope):
     assert pages == 3
 
 
-@pytest.mark.parametrize("query", [{"pageSize": "0"}, {"pageSize": "201"}, {"pageSize": "²"}, {"cursor": "%%%"}])
+@pytest.mark.parametrize("query", [{"pageSize": "0"}, {"pageSize": "201"}, {"pageSize": "²"}, {"cursor": "%%%"},
+                                   {"cursor": "AA"}, {"prefix": "a\x00"}])
 def test_list_refuses_a_bad_page_size_or_cursor_as_a_field_error(api, workflow, query):
     response = api.get(url(workflow), query)
 
     assert response.status_code == 400
-    assert set(response.json()) <= {"pageSize", "cursor"}
+    assert set(response.json()) <= {"pageSize", "cursor", "prefix"}
 
 
 def test_expired_keys_are_not_listed(api, workflow, scope):

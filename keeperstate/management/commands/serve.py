@@ -206,6 +206,7 @@ class Command(BaseCommand):
             f"  editor:         {base}/builder/\n"
             f"  admin:          {base}/admin/\n"
             f"  API docs:       {base}/api/docs/\n"
+            f"  MCP (agents):   {base}/mcp/  (Authorization: Bearer <API token>)\n"
             + "".join(f"{line}\n" for line in demo_lines)
             + "".join(f"  started:        {what}\n" for what in started)
             + "  stop with Ctrl-C\n"
