@@ -307,15 +307,13 @@ BEGIN
     ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys;
     PERFORM 1 FROM workflow_state_usage u WHERE u.organization_id = p_org AND u.workflow_id = ANY(wfs)
       ORDER BY u.workflow_id FOR UPDATE;
-    WITH gone AS (
-        DELETE FROM workflow_state WHERE organization_id = p_org AND id = ANY(ids)
-        RETURNING organization_id, workflow_id, key, value, version
-    ), logged AS (
-        INSERT INTO workflow_state_event
-            (organization_id, workflow_id, key, operation, old_value, old_version, actor, created_at)
-        SELECT organization_id, workflow_id, key, 'delete', value, version, 'sweeper', clock_timestamp() FROM gone
-    )
-    SELECT count(*) INTO n FROM gone;
+    -- The events first (the rows are locked), then the delete, whose trigger finds them.
+    INSERT INTO workflow_state_event
+        (organization_id, workflow_id, key, operation, old_value, old_version, actor, created_at)
+    SELECT organization_id, workflow_id, key, 'delete', value, version, 'sweeper', clock_timestamp()
+      FROM workflow_state WHERE organization_id = p_org AND id = ANY(ids);
+    DELETE FROM workflow_state WHERE organization_id = p_org AND id = ANY(ids);
+    GET DIAGNOSTICS n = ROW_COUNT;
     RETURN n;
 END;
 $$;
@@ -432,17 +430,20 @@ RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
     v bigint;
 BEGIN
-    -- One statement: the trigger's check for the event runs at its end, when the event is there.
-    WITH gone AS (
-        DELETE FROM workflow_state AS s
-         WHERE s.organization_id = p_org AND s.workflow_id = p_wf AND s.key = p_key
-           AND {live("s")} AND (p_expected IS NULL OR s.version = p_expected)
-        RETURNING s.value, s.version
-    )
+    -- The event first, under the row's lock, then the delete: the trigger finds an event an
+    -- earlier statement wrote, which holds on a sharded database too (where the parts of one
+    -- statement reach a shard one by one, docs/scaling.md).
     INSERT INTO workflow_state_event AS e
         (organization_id, workflow_id, key, operation, old_value, old_version, execution_id, created_at)
-    SELECT p_org, p_wf, p_key, 'delete', gone.value, gone.version, p_execution, clock_timestamp() FROM gone
+    SELECT p_org, p_wf, p_key, 'delete', s.value, s.version, p_execution, clock_timestamp()
+      FROM workflow_state AS s
+     WHERE s.organization_id = p_org AND s.workflow_id = p_wf AND s.key = p_key
+       AND {live("s")} AND (p_expected IS NULL OR s.version = p_expected)
+       FOR UPDATE OF s
     RETURNING e.old_version INTO v;
+    IF v IS NOT NULL THEN
+        DELETE FROM workflow_state AS s WHERE s.organization_id = p_org AND s.workflow_id = p_wf AND s.key = p_key;
+    END IF;
     RETURN v;
 END;
 $$;
