@@ -26,6 +26,11 @@ class WorkflowAdmin(TenantScopedAdmin):
               "created_by", "created_at", "updated_at", "deleted_at"]
     actions = ["rotate_webhook_secrets"]
 
+    def get_readonly_fields(self, request: Any, obj: Workflow | None = None) -> Any:
+        # A saved workflow never changes organization (its rows shard by it, docs/scaling.md).
+        fields = list(super().get_readonly_fields(request, obj))
+        return [*fields, "organization"] if obj is not None else fields
+
     def save_model(self, request: Any, obj: Workflow, form: Any, change: bool) -> None:
         super().save_model(request, obj, form, change)
         refresh_schedule(obj)  # the active flag, the graph or deleted_at may have changed

@@ -98,12 +98,13 @@ WITH old AS (
     UPDATE {{state}} s SET value = {{value}}, expires_at = now() + %(ttl)s * interval '1 second',
            updated_by_execution_id = %(execution)s, version = old.version + 1, updated_at = now()
       FROM old WHERE s.id = old.id AND s.size_bytes >= octet_length(({{value}})::text)
-    RETURNING s.workflow_id, s.key, old.value AS old_value, s.value, old.version AS old_version, s.version,
-              s.expires_at, s.updated_by_execution_id
+    RETURNING s.organization_id, s.workflow_id, s.key, old.value AS old_value, s.value, old.version AS old_version,
+              s.version, s.expires_at, s.updated_by_execution_id
 )
-INSERT INTO {{event}} (workflow_id, key, operation, old_value, new_value, old_version, new_version, execution_id,
-                       created_at)
-SELECT workflow_id, key, 'update', old_value, value, old_version, version, updated_by_execution_id, clock_timestamp()
+INSERT INTO {{event}} (organization_id, workflow_id, key, operation, old_value, new_value, old_version, new_version,
+                       execution_id, created_at)
+SELECT organization_id, workflow_id, key, 'update', old_value, value, old_version, version, updated_by_execution_id,
+       clock_timestamp()
   FROM new
 RETURNING new_version
 """
@@ -113,23 +114,27 @@ RECORDED_STATEMENTS = {
     "increment": _RECORDED_UPDATE.replace(
         "{condition}", "AND jsonb_typeof(value) = 'number' AND value::text ~ '^-?[0-9]+$' "
         f"AND abs(value::text::numeric + %(by)s) <= {store.MAX_SAFE_INTEGER}",
-    ).replace("{value}", "to_jsonb(old.value::text::numeric + %(by)s)"),
+    ).replace("{value}", "((old.value::text::numeric + %(by)s)::text)::jsonb"),
     "delete": f"""
 WITH gone AS (
     DELETE FROM {{state}} WHERE organization_id = %(org)s AND workflow_id = %(wf)s AND key = %(key)s
        AND {store.LIVE_SQL}
     RETURNING organization_id, workflow_id, key, value, version, size_bytes
 ), event AS (
-    INSERT INTO {{event}} (workflow_id, key, operation, old_value, old_version, execution_id, created_at)
-    SELECT workflow_id, key, 'delete', value, version, %(execution)s, clock_timestamp() FROM gone
+    INSERT INTO {{event}} (organization_id, workflow_id, key, operation, old_value, old_version, execution_id,
+                           created_at)
+    SELECT organization_id, workflow_id, key, 'delete', value, version, %(execution)s, clock_timestamp() FROM gone
 ), tombstone AS (
-    INSERT INTO {{tombstone}} AS t (workflow_id, key, last_version) SELECT workflow_id, key, version FROM gone
-    ON CONFLICT (workflow_id, key) DO UPDATE SET last_version = GREATEST(t.last_version, EXCLUDED.last_version)
+    INSERT INTO {{tombstone}} AS t (organization_id, workflow_id, key, last_version)
+    SELECT organization_id, workflow_id, key, version FROM gone
+    ON CONFLICT (organization_id, workflow_id, key)
+    DO UPDATE SET last_version = GREATEST(t.last_version, EXCLUDED.last_version)
 ), org AS (
     UPDATE {{org_usage}} u SET keys = u.keys - 1, bytes = u.bytes - gone.size_bytes
       FROM gone WHERE u.organization_id = gone.organization_id AND u.shard = 0
 ), wf AS (
-    UPDATE {{wf_usage}} u SET keys = u.keys - 1 FROM gone WHERE u.workflow_id = gone.workflow_id
+    UPDATE {{wf_usage}} u SET keys = u.keys - 1 FROM gone
+     WHERE u.organization_id = gone.organization_id AND u.workflow_id = gone.workflow_id
 )
 SELECT version FROM gone
 """,
@@ -289,8 +294,8 @@ class Bench:
         ids = [self.workflow(org).id for _ in range(count)]
         self.temporary.extend(ids)
         with connection.cursor() as cursor:  # the usage rows the contract's bound decrements
-            cursor.execute(f"INSERT INTO {self.recorded_tables['wf_usage']} (workflow_id, keys) "
-                           "SELECT unnest(%s::uuid[]), 0", [ids])
+            cursor.execute(f"INSERT INTO {self.recorded_tables['wf_usage']} (organization_id, workflow_id, keys) "
+                           "SELECT %s, unnest(%s::uuid[]), 0", [org.id, ids])
         return ids
 
     def clear(self) -> None:
