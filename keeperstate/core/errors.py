@@ -112,6 +112,12 @@ class Code(Enum):
     SECRET_UNDECRYPTABLE = (400, "The secret cannot be decrypted with the configured key; save it again.")
     TOKEN_INVALID = (400, "Give the token a name of at most 100 visible characters and a valid expiry.")
 
+    # --- the editor: retry, test step, versions, references (issue 23) ------------------------
+    RUN_NOT_RETRYABLE = (409, "Only a failed or interrupted run can be retried; run the workflow instead.")
+    STEP_WOULD_WRITE = (409, "This step writes to the workflow's state; send allowWrites: true to run it anyway.")
+    STEP_NOT_RUNNABLE = (400, "Only an action node can be tested on its own; the trigger's output is the run input.")
+    REFERENCE_LITERAL = (400, "This looks like a reference typed as text (@node.field); pick it from the @ list.")
+
     def __init__(self, status: int, message: str):
         self.status = status
         self.message = message

@@ -62,6 +62,8 @@ def test_filters_combine_and_page(api, monitor, runs):
     ({"status": "done"}, "status"),
     ({"trigger": "cron"}, "trigger"),
     ({"since": "yesterday"}, "since"),
+    ({"until": ""}, "until"),
+    ({"status": ""}, "status"),
     ({"since": "2026-12-02T00:00:00Z", "until": "2026-12-01T00:00:00Z"}, "until"),
 ])
 def test_a_bad_filter_is_a_field_error(api, monitor, query, field):

@@ -31,6 +31,8 @@ class Editor {
       state: root.dataset.stateUrl,
       references: root.dataset.referencesUrl,
       executions: root.dataset.executionsUrl,
+      testStep: root.dataset.testStepUrl,
+      retry: root.dataset.retryUrl, // with EXECUTION_ID for the execution's id
       login: root.dataset.loginUrl,
     };
     this.store = new Store({
@@ -496,6 +498,51 @@ class Editor {
     const runRevision = fromPoll || lead === "Last run" ? this.store.savedRevision : this.store.revision;
     this.store.set({ run: execution, runRevision }, { origin: "run" });
     this.runPanel.showExecution(execution, { switchTab, lead });
+  }
+
+  // Retry: the failed or interrupted run's input again, as a new run linked to it (the API's retry).
+  async retry(executionId) {
+    if (!executionId) return null;
+    this.runPanel.showStatus("Retrying…", "busy");
+    const { ok, data } = await postJSON(this.urls.retry.replace("EXECUTION_ID", executionId), {});
+    if (!ok) {
+      this.runPanel.showStatus(`Not retried: ${problem(data, "the server refused the retry.")}`, "error");
+      return null;
+    }
+    this.showRun(data, { lead: "Retry" });
+    this.statePanel.refresh();
+    this.runs.followLatest = true;
+    this.runs.prepend(data);
+    this.setStatus(data.status === "success" ? "Retry succeeded." : `Retry ${data.status === "error" ? "failed" : data.status}: see the results.`, data.status === "success" ? "ok" : "error");
+    return data;
+  }
+
+  // Test step: one node of the saved graph with the upstream outputs of an earlier run (the API's
+  // test-step, the runner's own node step). A node that writes state is confirmed first.
+  async testStep(nodeId, sourceExecution) {
+    const node = this.node(nodeId);
+    const def = this.definitionOf(node);
+    if (!node || !def) return null;
+    if (def.sideEffects) {
+      // eslint-disable-next-line no-alert -- the browser's own dialog is keyboard-operable and modal
+      if (!window.confirm(`Test step runs ${nodeLabel(node)} in this workflow's own state, the state its runs read: it may write it. Run it?`)) {
+        this.store.set({ step: { nodeId, note: "Not run: nothing was written." } }, { origin: "step" });
+        return null;
+      }
+    }
+    if (this.store.dirty && !(await this.save())) {
+      this.store.set({ step: { nodeId, note: "Not run: the workflow could not be saved. Fix the problems first." } }, { origin: "step" });
+      return null;
+    }
+    this.store.set({ step: { nodeId, note: "Running the step…" } }, { origin: "step" });
+    const { ok, data } = await postJSON(this.urls.testStep, { node: nodeId, sourceExecution: sourceExecution || null, allowWrites: Boolean(def.sideEffects) });
+    if (!ok) {
+      this.store.set({ step: { nodeId, note: `Not run: ${problem(data, "the server refused the step.")}` } }, { origin: "step" });
+      return null;
+    }
+    this.store.set({ step: { nodeId, ...data } }, { origin: "step" });
+    if (data.wroteState) this.statePanel.refresh();
+    return data;
   }
 
   async run(input) {
