@@ -287,13 +287,13 @@ class Editor {
     if (after) {
       const afterDef = this.definitionOf(after);
       const handles = afterDef?.sourceHandles || [];
+      // A branching node (Condition) has no default: the new node goes on its first branch
+      // (true), which the status names, and the author can reconnect it to another.
+      edge = { id: nextEdgeId(doc.edges), source: after.id, target: node.id };
+      if (handles.length) edge.sourceHandle = afterDef.defaultHandle || handles[0];
+      message = `Added ${node.data.label} after ${nodeLabel(after)}${edge.sourceHandle ? ` (${edge.sourceHandle})` : ""}.`;
       if (handles.length && !afterDef.defaultHandle) {
-        // a branching node (Condition): the author chooses the branch
-        message += ` Connect it: click the ${handles.join(" or ")} handle of ${nodeLabel(after)}, then click ${node.data.label}.`;
-      } else {
-        edge = { id: nextEdgeId(doc.edges), source: after.id, target: node.id };
-        if (handles.length) edge.sourceHandle = afterDef.defaultHandle;
-        message = `Added ${node.data.label} after ${nodeLabel(after)}${edge.sourceHandle ? ` (${edge.sourceHandle})` : ""}.`;
+        message += ` For the ${handles.slice(1).join(" or ")} branch, delete the connection and connect that handle instead.`;
       }
     }
     this.store.change(`add ${node.data.label}`, (d) => {
@@ -376,12 +376,40 @@ class Editor {
         return;
       }
     }
-    this.store.change(`delete ${nodeLabel(node)}`, (d) => {
+    const bridges = this.bridgesAround(node);
+    let reconnect = false;
+    if (bridges.length) {
+      const names = bridges.map((b) => `${nodeLabel(this.node(b.source))}${b.sourceHandle ? ` (${b.sourceHandle})` : ""} → ${nodeLabel(this.node(b.target))}`).join(", ");
+      // eslint-disable-next-line no-alert -- the browser's own dialog is keyboard-operable and modal
+      reconnect = window.confirm(`${nodeLabel(node)} sits between other nodes. Reconnect them (${names}) so the chain stays whole? Cancel deletes it without reconnecting.`);
+    }
+    this.store.change(`delete ${nodeLabel(node)}${reconnect ? " and reconnect" : ""}`, (d) => {
       d.nodes = d.nodes.filter((n) => n.id !== node.id);
       d.edges = d.edges.filter((e) => e.source !== node.id && e.target !== node.id);
+      if (reconnect) for (const bridge of bridges) d.edges.push({ ...bridge, id: nextEdgeId(d.edges) });
     });
     this.store.set({ selected: null });
-    this.setStatus(`Deleted ${nodeLabel(node)}.${referrers.length ? " References to it are marked until you pick new values." : ""} Ctrl+Z brings it back.`);
+    const joined = reconnect ? " Its neighbours were reconnected." : "";
+    this.setStatus(`Deleted ${nodeLabel(node)}.${joined}${referrers.length ? " References to it are marked until you pick new values." : ""} Ctrl+Z brings it back.`);
+  }
+
+  // The edges that keep a chain whole when `node` goes: each node before it to each node after it
+  // (the incoming edge's branch kept), when one side is a single node and no such edge exists yet.
+  bridgesAround(node) {
+    const edges = this.store.doc.edges;
+    const incoming = edges.filter((e) => e.target === node.id);
+    const outgoing = edges.filter((e) => e.source === node.id);
+    if (!incoming.length || !outgoing.length || (incoming.length > 1 && outgoing.length > 1)) return [];
+    const bridges = [];
+    for (const into of incoming) {
+      for (const out of outgoing) {
+        const bridge = { source: into.source, target: out.target };
+        if (into.sourceHandle) bridge.sourceHandle = into.sourceHandle;
+        const exists = edges.some((e) => e.source === bridge.source && e.target === bridge.target && (e.sourceHandle || null) === (bridge.sourceHandle || null));
+        if (!exists && bridge.source !== bridge.target) bridges.push(bridge);
+      }
+    }
+    return bridges;
   }
 
   undo() {
