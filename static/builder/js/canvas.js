@@ -168,7 +168,7 @@ export class Canvas {
     for (const field of def ? def.configFields : []) {
       const text = asText(config[field.name]);
       if (!text.trim()) continue;
-      const line = el("div", "summary-line");
+      const line = el("div", field.kind === "expression" ? "summary-line summary-long" : "summary-line");
       line.title = `${field.label}: ${text}`;
       const value = el("span", "summary-value");
       richText(value, text, nodes);

@@ -498,6 +498,14 @@ class Editor {
     return data;
   }
 
+  // Validate without a word in the status bar (a field was left): the findings go to the fields and
+  // the cards, like Validate's. A newer check overtakes an older one.
+  async checkQuietly() {
+    const seq = (this.quietSeq = (this.quietSeq || 0) + 1);
+    const { ok, data } = await postJSON(this.urls.validate, this.graphPayload());
+    if (ok && seq === this.quietSeq) this.applyReport(data);
+  }
+
   async save() {
     const revision = this.store.revision;
     this.setStatus("Saving…", "busy");

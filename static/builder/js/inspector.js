@@ -16,6 +16,8 @@ function el(tag, className, text) {
   return node;
 }
 
+const GUIDE_KEY = "keeperstate.editor.guide";
+
 function asText(value) {
   if (value === undefined || value === null) return "";
   return typeof value === "string" ? value : JSON.stringify(value);
@@ -62,6 +64,7 @@ export class Inspector {
 
   show() {
     const selected = this.editor.store.ui.selected;
+    this.root.classList.remove("showing-guide", "guide-folded");
     this.seq += 1;
     this.form = null;
     this.touched = new Set();
@@ -72,9 +75,22 @@ export class Inspector {
     return this.showGuide();
   }
 
+  // The help shown while nothing is selected, folded once the workflow has grown (or as the author
+  // last left it: remembered in this browser), so the run results below get the side column.
   showGuide() {
-    const box = el("div", "guide");
-    box.append(el("h2", null, "Build a workflow"));
+    const box = el("details", "guide");
+    box.id = "guide";
+    const remembered = localStorage.getItem(GUIDE_KEY);
+    box.open = remembered ? remembered === "open" : this.editor.state.nodes.length <= 2;
+    box.addEventListener("toggle", () => {
+      localStorage.setItem(GUIDE_KEY, box.open ? "open" : "closed");
+      this.root.classList.toggle("guide-folded", !box.open);
+    });
+    this.root.classList.toggle("guide-folded", !box.open);
+    this.root.classList.add("showing-guide");
+    const summary = el("summary");
+    summary.append(el("h2", null, "Build a workflow"));
+    box.append(summary);
     const steps = el("ol");
     for (const text of [
       "Select the Trigger and give it a sample input such as {\"block\": 100}: its fields become pickable.",
@@ -230,6 +246,8 @@ export class Inspector {
         this.editor.store.breakCoalescing(); // the next edit of this field is a new undo step
         this.fieldChanged(node.id, input);
       });
+      // Leaving a field shows its errors, the form's and the validator's (a TTL of -5), at once.
+      input.addEventListener("blur", () => this.fieldLeft(node.id, input));
       if (input.dataset.references) this.editor.autocomplete.attach(input);
     }
     enhancePairs(form, this.editor.autocomplete);
@@ -252,6 +270,13 @@ export class Inspector {
     }
     this.touched.add(input.name);
     this.check();
+  }
+
+  fieldLeft(nodeId, input) {
+    if (input.name === "triggerType" || !input.value.trim()) return;
+    this.touched.add(input.name);
+    this.check();
+    this.editor.checkQuietly();
   }
 
   // Ask the server to judge the form; show the errors of the fields the user has touched.
