@@ -60,6 +60,8 @@ class WorkflowExecution(KeepsOrganization):
     triggered_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    # A retry is a new execution with the input of the one it retries (a failed or interrupted run).
+    retry_of = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="retries")
 
     class Meta:
         db_table = "workflow_execution"
