@@ -3,7 +3,8 @@ percentiles of each bucket (the editor's Runs chart, GET /api/workflows/<id>/exe
 
 One aggregate statement computes the whole chart in the database: ``date_bin`` puts each run in
 its bucket, ``count(*) FILTER`` counts each status and ``percentile_cont`` gives p50 and p95, over
-the index range ``execution_workflow_queued`` (workflow, queued_at) serves. Python only lays the
+the workflow's rows as an index reaches them (``execution_workflow_queued`` (workflow, queued_at)
+or the foreign key's; tests/api/test_execution_stats_scale.py: flat as other workflows add runs). Python only lays the
 rows onto the buckets, so a bucket without runs is there too, with zeros; no loop sees a run.
 
 Runs are placed by ``queued_at``, the one time every run has (a skipped run never starts); a

@@ -188,6 +188,7 @@ function draw(canvas, config) {
     animation: false,
     responsive: true,
     maintainAspectRatio: false,
+    layout: { padding: { top: 14 } }, // room for the values written above bars and points
     ...config.options,
   };
   config.plugins = [...(config.plugins || []), directValues];
@@ -260,7 +261,7 @@ export function renderRunsChart(host, stats, { onBucket = null, mini = false, ti
   });
   const head = ["From", ...stats.statuses.map((s) => STATUS[s].label), "Total"];
   if (onBucket) head.push("Runs");
-  tableBox.append(table(`Runs per ${numbers.format(stats.bucketSeconds / 60)} minutes, ${RANGE_TEXT[range]}`, head, rows));
+  tableBox.append(table(`Runs per ${perBucket(stats.bucketSeconds)}, ${RANGE_TEXT[range]}`, head, rows));
   return { root, chart };
 }
 
@@ -307,6 +308,20 @@ function shortTime(iso) {
   return date.toDateString() === new Date().toDateString() ? date.toLocaleTimeString() : date.toLocaleString();
 }
 
+// Tick labels as fine as the history's span needs: dates over two days, tenths within a minute.
+function timeTicks(points) {
+  const span = new Date(points[points.length - 1].at) - new Date(points[0].at);
+  const options = span > 2 * 86400000
+    ? { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" }
+    : { hour: "2-digit", minute: "2-digit", second: "2-digit", ...(span < 60000 ? { fractionalSecondDigits: 1 } : {}) };
+  return (value) => new Date(value).toLocaleString([], options);
+}
+
+function perBucket(seconds) {
+  if (seconds % 3600 === 0) return seconds === 3600 ? "hour" : `${seconds / 3600} hours`;
+  return `${seconds / 60} minutes`;
+}
+
 export function renderKeyChart(host, series) {
   if (series.kind === "empty") {
     host.replaceChildren(el("p", "muted small chart-empty", `No history of ${series.key} to chart.`));
@@ -337,7 +352,7 @@ export function renderKeyChart(host, series) {
     options: {
       parsing: false,
       scales: {
-        x: { type: "linear", ticks: { maxRotation: 0, autoSkipPadding: 12, callback: (v) => new Date(v).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" }) } },
+        x: { type: "linear", ticks: { maxRotation: 0, autoSkipPadding: 12, callback: timeTicks(points) } },
         y: { title: { display: true, text: "value" } },
       },
       plugins: {
