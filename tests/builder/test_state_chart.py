@@ -114,3 +114,20 @@ def test_the_workflow_ceiling_is_the_setting(workflow):
     state_set(scope=scope_of(workflow), key="a", value=1)
     usage = workflow_usage(scope_of(workflow))
     assert (usage.live_keys, usage.max_keys) == (1, settings.KEEPERSTATE_MAX_KEYS_PER_WORKFLOW)
+
+
+def test_a_numeric_key_is_one_statement_of_history_and_other_values_two(workflow):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from keeperstate.state.charts import key_series
+
+    scope = scope_of(workflow)
+    for _ in range(30):
+        state_increment(scope=scope, key="n")
+        state_set(scope=scope, key="t", value="x")
+    with CaptureQueriesContext(connection) as numbers:
+        key_series(scope=scope, key="n", span=RANGES["24h"])
+    with CaptureQueriesContext(connection) as writes:
+        key_series(scope=scope, key="t", span=RANGES["24h"])
+    assert (len(numbers), len(writes)) == (1, 2)  # the kept events; then their count per bucket
