@@ -135,6 +135,7 @@ def test_the_runs_chart_draws_the_apis_numbers_and_a_click_lists_a_buckets_runs(
     expect(page.locator("#runs-filter")).to_have_attribute("data-bucket", stats["buckets"][22]["start"])
     expect(page.locator("#runs-list .run-row")).to_have_count(7)
     page.screenshot(path=str(artifacts / "charts-editor-runs-bucket.png"))
+    page.locator("#runs-pane").screenshot(path=str(artifacts / "charts-editor-runs-pane.png"))
     page.locator("#runs-filter button").click()
     expect(page.locator("#runs-list .run-row")).to_have_count(9)
     # and the keyboard way: the table's Show runs button of the bucket before
@@ -190,6 +191,7 @@ def test_the_state_panel_charts_a_numeric_key_with_each_writes_run_and_gauges_th
     ceiling = settings.KEEPERSTATE_MAX_KEYS_PER_WORKFLOW
     expect(gauges.nth(0).locator(".gauge-text")).to_have_text(f"1 of {ceiling:,} ({100 / ceiling:.1f} %)")
     page.screenshot(path=str(artifacts / "charts-state-panel.png"))
+    page.locator("#state-panel").screenshot(path=str(artifacts / "charts-state-panel-pane.png"))
 
     def open_key(p):
         p.wait_for_selector("body[data-editor-ready]")
