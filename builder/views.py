@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from builder.forms import ConfigForm, FormSpec, form_data, initial_values, spec_for_action, spec_for_trigger
 from builder.http import json_error, not_authenticated, read_json, wants_json
 from builder.palette import editor_catalogue, form_url, palette_groups
+from builder.run_charts import list_run_charts
 from keeperstate.accounts.access import get_workflow_for, organizations_of
 from keeperstate.accounts.models import Organization
 from keeperstate.core.errors import CodedError, form_error
@@ -61,8 +62,10 @@ def workflow_list(request: HttpRequest) -> HttpResponse:
         else:
             return redirect("builder:editor", workflow_id=workflow.id)
     has_organization = organizations_of(request.user).exists()
+    workflows = list(workflows_for_list(request.user))
     context = {
-        "workflows": workflows_for_list(request.user),
+        "workflows": workflows,
+        "run_charts": list_run_charts(workflows),
         "form": form,
         "has_organization": has_organization,
         "highlight": request.GET.get("highlight", ""),

@@ -130,5 +130,6 @@ def test_state_list_shows_expiry_as_a_phrase_and_the_run_as_its_short_id(admin_c
 def test_organization_budget_reads_in_one_format(admin_client, row):
     body = admin_client.get(reverse("admin:keeperstate_workflowstate_change", args=[row.pk])).content.decode()
 
-    assert "1 of 10,000 keys · " in body
-    assert " of 50 MB" in body
+    # gauges (keeperstate/admin/charts.py): each meter with its numbers beside it
+    assert "1 of 10,000 (0.01 %)" in body
+    assert " of 50 MB (" in body

@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib import admin
 
 from keeperstate.accounts.models import ApiToken, Membership, Organization
-from keeperstate.admin.display import usage_text
+from keeperstate.admin.charts import CHART_MEDIA, gauges
 from keeperstate.admin.scoping import TenantScopedAdmin, TenantScopedInline
 from keeperstate.audit.log import audit
 from keeperstate.state.selectors import org_usage
@@ -29,13 +29,17 @@ class OrganizationAdmin(TenantScopedAdmin):
     prepopulated_fields = {"slug": ["name"]}
     inlines = [MembershipInline]
 
+    @property
+    def media(self) -> Any:
+        return super().media + CHART_MEDIA
+
     def has_add_permission(self, request: Any) -> bool:
         # A new organization would have no admin yet: only superusers create them.
         return self.sees_every_tenant(request) and super().has_add_permission(request)
 
     @admin.display(description="state budget")
     def state_usage(self, obj: Organization) -> str:
-        return usage_text(org_usage(obj.pk)) if obj.pk else "—"
+        return gauges(org_usage(obj.pk)) if obj.pk else "—"
 
 
 @admin.register(Membership)

@@ -10,6 +10,7 @@ from django import forms
 from django.contrib import admin
 from django.utils.html import format_html, format_html_join
 
+from keeperstate.admin.charts import CHART_MEDIA, gauges, key_chart
 from keeperstate.admin.display import (
     PrettyJSONField,
     admin_link,
@@ -18,13 +19,15 @@ from keeperstate.admin.display import (
     pretty_json,
     run_link,
     short_json,
-    usage_text,
 )
 from keeperstate.admin.scoping import TenantScopedAdmin
+from keeperstate.core.buckets import RANGES
 from keeperstate.core.errors import form_checked
+from keeperstate.state.charts import key_series, workflow_usage
 from keeperstate.state.maintenance import admin_delete, admin_update
 from keeperstate.state.models import WorkflowState, WorkflowStateEvent
 from keeperstate.state.selectors import org_usage
+from keeperstate.state.store import StateScope
 from keeperstate.state.values import check_storable
 
 HISTORY_SHOWN = 50
@@ -65,6 +68,13 @@ class WorkflowStateForm(forms.ModelForm):
         model = WorkflowState
         fields = ["value", "expires_at"]
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Admin's split date/time inputs share one <label>: name each for screen readers (axe).
+        widget = self.fields["expires_at"].widget
+        for part, name in zip(getattr(widget, "widgets", ()), ("Expiry date", "Expiry time"), strict=False):
+            part.attrs["aria-label"] = name
+
     def clean_value(self) -> Any:
         return form_checked(check_storable, self.cleaned_data["value"])
 
@@ -79,12 +89,13 @@ class WorkflowStateAdmin(TenantScopedAdmin):
     search_fields = ["key", "workflow__name", "workflow__id"]
     list_select_related = ["workflow"]
     readonly_fields = ["organization", "workflow_link", "key", "version", "expiry", "written_by", "created_at",
-                       "updated_at", "value_pretty", "history", "org_budget"]
+                       "updated_at", "value_pretty", "history", "org_budget", "value_chart"]
     fields = ["organization", "workflow_link", "key", "value_pretty", "value", "version", "expires_at", "expiry",
-              "written_by", "created_at", "updated_at", "org_budget", "history"]
+              "written_by", "created_at", "updated_at", "org_budget", "value_chart", "history"]
 
-    class Media:
-        css = {"all": ["keeperstate/admin.css"]}
+    @property
+    def media(self) -> Any:
+        return super().media + CHART_MEDIA
 
     def get_queryset(self, request: Any) -> Any:
         # The expiry column shows liveness as the store decides it (see expiry).
@@ -135,9 +146,16 @@ class WorkflowStateAdmin(TenantScopedAdmin):
             rows,
         )
 
-    @admin.display(description="organization budget")
+    @admin.display(description="budget")
     def org_budget(self, obj: WorkflowState) -> str:
-        return usage_text(org_usage(obj.organization_id))
+        scope = StateScope(organization_id=obj.organization_id, workflow_id=obj.workflow_id)
+        return gauges(org_usage(obj.organization_id), workflow_usage(scope))
+
+    @admin.display(description="over time")
+    def value_chart(self, obj: WorkflowState) -> str:
+        # The history the store keeps (as the State panel charts it): values by time, or writes per hour.
+        scope = StateScope(organization_id=obj.organization_id, workflow_id=obj.workflow_id)
+        return key_chart(key_series(scope=scope, key=obj.key, span=RANGES["24h"]), "ks-key-chart")
 
     @admin.display(description="value")
     def value_preview(self, obj: WorkflowState) -> str:

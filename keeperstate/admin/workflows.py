@@ -6,11 +6,14 @@ from typing import Any
 
 from django.contrib import admin
 
+from keeperstate.admin.charts import CHART_MEDIA, gauges
 from keeperstate.admin.display import admin_link, pretty_json
 from keeperstate.admin.scoping import TenantScopedAdmin
 from keeperstate.audit.log import audit
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.executions.scheduling import refresh_schedule
+from keeperstate.state.charts import workflow_usage
+from keeperstate.state.store import StateScope
 from keeperstate.workflows.models import Workflow
 from keeperstate.workflows.services import rotate_webhook_secret
 
@@ -20,16 +23,25 @@ class WorkflowAdmin(TenantScopedAdmin):
     list_display = ["name", "organization", "active", "next_run_at", "updated_at", "deleted_at"]
     list_filter = ["active", "organization", ("deleted_at", admin.EmptyFieldListFilter)]
     search_fields = ["name", "description", "id"]
-    readonly_fields = ["id", "next_run_at", "webhook_path", "created_by", "created_at", "updated_at"]
+    readonly_fields = ["id", "next_run_at", "webhook_path", "created_by", "created_at", "updated_at", "state_keys"]
     autocomplete_fields = ["organization"]
-    fields = ["id", "organization", "name", "description", "active", "next_run_at", "webhook_path", "nodes", "edges",
-              "created_by", "created_at", "updated_at", "deleted_at"]
+    fields = ["id", "organization", "name", "description", "active", "next_run_at", "webhook_path", "state_keys",
+              "nodes", "edges", "created_by", "created_at", "updated_at", "deleted_at"]
     actions = ["rotate_webhook_secrets"]
 
     def get_readonly_fields(self, request: Any, obj: Workflow | None = None) -> Any:
         # A saved workflow never changes organization (its rows shard by it, docs/scaling.md).
         fields = list(super().get_readonly_fields(request, obj))
         return [*fields, "organization"] if obj is not None else fields
+    @property
+    def media(self) -> Any:
+        return super().media + CHART_MEDIA
+
+    @admin.display(description="state keys")
+    def state_keys(self, obj: Workflow) -> str:
+        if not obj.pk:
+            return "—"
+        return gauges(workflow=workflow_usage(StateScope(organization_id=obj.organization_id, workflow_id=obj.pk)))
 
     def save_model(self, request: Any, obj: Workflow, form: Any, change: bool) -> None:
         super().save_model(request, obj, form, change)

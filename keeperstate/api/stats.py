@@ -13,7 +13,8 @@ from rest_framework.response import Response
 from keeperstate.accounts.access import get_workflow_for
 from keeperstate.api.schema import errors
 from keeperstate.api.views import JSONOnly
-from keeperstate.executions.stats import RANGES, STATUSES, parse_range, run_stats
+from keeperstate.core.buckets import RANGES, parse_range
+from keeperstate.executions.stats import STATUSES, run_stats
 
 
 class StatsBucketOutput(serializers.Serializer):

@@ -3,7 +3,8 @@ percentiles of each bucket (the editor's Runs chart, GET /api/workflows/<id>/exe
 
 One aggregate statement computes the whole chart in the database: ``date_bin`` puts each run in
 its bucket, ``count(*) FILTER`` counts each status and ``percentile_cont`` gives p50 and p95, over
-the index range ``execution_workflow_queued`` (workflow, queued_at) serves. Python only lays the
+the workflow's rows as an index reaches them (``execution_workflow_queued`` (workflow, queued_at)
+or the foreign key's; tests/api/test_execution_stats_scale.py: flat as other workflows add runs). Python only lays the
 rows onto the buckets, so a bucket without runs is there too, with zeros; no loop sees a run.
 
 Runs are placed by ``queued_at``, the one time every run has (a skipped run never starts); a
@@ -12,70 +13,28 @@ duration is ``finished_at - started_at`` of a run that started and finished.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.db import connection
-from django.utils import timezone
 
-from keeperstate.core.errors import Code, CodedError
+from keeperstate.core.buckets import EPOCH, Range, window
 from keeperstate.executions.models import WorkflowExecution
 
 STATUSES = ("success", "error", "interrupted", "skipped")
 
-
-@dataclass(frozen=True)
-class Range:
-    """A chart's span: ``buckets`` buckets of ``step`` each, ending at the bucket now is in."""
-
-    name: str
-    step: timedelta
-    buckets: int
-
-
-# Enough bars to see a trend, few enough to click one in the side column.
-RANGES = {
-    "1h": Range("1h", timedelta(minutes=2), 30),
-    "24h": Range("24h", timedelta(hours=1), 24),
-    "7d": Range("7d", timedelta(hours=6), 28),
-}
-DEFAULT_RANGE = "24h"
-EPOCH = datetime(2000, 1, 1, tzinfo=UTC)  # the buckets' origin: they start at whole steps
-
 STATS_SQL = f"""
-SELECT date_bin(%(step)s, e.queued_at, %(origin)s) AS bucket,
+SELECT e.workflow_id, date_bin(%(step)s, e.queued_at, %(origin)s) AS bucket,
        {", ".join(f"count(*) FILTER (WHERE e.status = '{s}')" for s in STATUSES)},
        percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM e.finished_at - e.started_at) * 1000)
            FILTER (WHERE e.started_at IS NOT NULL AND e.finished_at IS NOT NULL),
        percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM e.finished_at - e.started_at) * 1000)
            FILTER (WHERE e.started_at IS NOT NULL AND e.finished_at IS NOT NULL)
   FROM {WorkflowExecution._meta.db_table} e
- WHERE e.workflow_id = %(workflow)s AND e.queued_at >= %(start)s AND e.queued_at < %(end)s
+ WHERE e.workflow_id = ANY(%(workflows)s) AND e.queued_at >= %(start)s AND e.queued_at < %(end)s
    AND e.status IN ({", ".join(f"'{s}'" for s in STATUSES)})
- GROUP BY 1
+ GROUP BY 1, 2
 """
-
-
-class StatsRangeInvalid(CodedError):
-    error = Code.STATS_INVALID_RANGE
-
-
-def parse_range(value: str | None) -> Range:
-    """The range a query names (``1h``, ``24h`` or ``7d``; none: 24h), else STATS_INVALID_RANGE."""
-    if value is None:
-        return RANGES[DEFAULT_RANGE]
-    if value not in RANGES:
-        raise StatsRangeInvalid(field="range", details={"allowed": list(RANGES)})
-    return RANGES[value]
-
-
-def window(span: Range, now: datetime | None = None) -> tuple[datetime, datetime]:
-    """[start, end) of the chart: whole steps from EPOCH, the last one holding ``now``."""
-    now = now or timezone.now()
-    elapsed = (now - EPOCH) // span.step + 1
-    end = EPOCH + elapsed * span.step
-    return end - span.buckets * span.step, end
 
 
 def _ms(value: Any) -> float | None:
@@ -85,11 +44,26 @@ def _ms(value: Any) -> float | None:
 def run_stats(*, workflow_id: Any, span: Range, now: datetime | None = None) -> dict[str, Any]:
     """The chart of a workflow's runs over ``span``: each bucket's runs by status and its duration
     p50/p95 in milliseconds (null for a bucket with no timed run), oldest bucket first."""
+    return run_stats_of(workflow_ids=[workflow_id], span=span, now=now)[workflow_id]
+
+
+def run_stats_of(*, workflow_ids: list[Any], span: Range, now: datetime | None = None) -> dict[Any, dict[str, Any]]:
+    """``run_stats`` of several workflows (the small charts of the workflow list) in the same one
+    statement, keyed by workflow id. The caller has checked that the workflows are the user's."""
     start, end = window(span, now)
-    params: dict[str, Any] = {"step": span.step, "origin": EPOCH, "workflow": workflow_id, "start": start, "end": end}
-    with connection.cursor() as cursor:
-        cursor.execute(STATS_SQL, params)
-        rows = {bucket: row for bucket, *row in cursor.fetchall()}
+    params: dict[str, Any] = {
+        "step": span.step, "origin": EPOCH, "workflows": list(workflow_ids), "start": start, "end": end,
+    }
+    rows: dict[Any, dict[datetime, tuple[Any, ...]]] = {workflow_id: {} for workflow_id in workflow_ids}
+    if workflow_ids:
+        with connection.cursor() as cursor:
+            cursor.execute(STATS_SQL, params)
+            for workflow_id, bucket, *row in cursor.fetchall():
+                rows.setdefault(workflow_id, {})[bucket] = tuple(row)
+    return {workflow_id: _chart(rows.get(workflow_id, {}), span, start, end) for workflow_id in workflow_ids}
+
+
+def _chart(rows: dict[datetime, tuple[Any, ...]], span: Range, start: datetime, end: datetime) -> dict[str, Any]:
     buckets = []
     for index in range(span.buckets):
         at = start + index * span.step

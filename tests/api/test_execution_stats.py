@@ -9,8 +9,9 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from keeperstate.core.buckets import RANGES, window
 from keeperstate.executions.models import WorkflowExecution
-from keeperstate.executions.stats import RANGES, STATS_SQL, window
+from keeperstate.executions.stats import STATS_SQL
 from tests.api.conftest import token_client
 
 pytestmark = pytest.mark.django_db
@@ -169,7 +170,7 @@ def test_the_aggregate_reads_the_workflow_queued_index(workflow):
         cursor.execute("SET LOCAL enable_seqscan = off")  # tiny test tables: ask which index serves it
         cursor.execute(
             "EXPLAIN " + STATS_SQL,
-            {"step": RANGES["24h"].step, "origin": start, "workflow": workflow.id, "start": start, "end": end},
+            {"step": RANGES["24h"].step, "origin": start, "workflows": [workflow.id], "start": start, "end": end},
         )
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "execution_workflow_queued" in plan

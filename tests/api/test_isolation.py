@@ -28,6 +28,7 @@ WORKFLOW_ENDPOINTS = [
     ("get", "/api/workflows/{id}/export/", None),
     ("post", "/api/workflows/{id}/execute/", {"input": {"block": 999}}),
     ("get", "/api/workflows/{id}/executions/", None),
+    ("get", "/api/workflows/{id}/executions/stats/", None),
 ]
 
 

@@ -4,6 +4,7 @@
 
 import { ReferenceAutocomplete } from "./autocomplete.js";
 import { Canvas } from "./canvas.js";
+import { RunCharts, StateCharts } from "./charts.js";
 import { isTrigger, nextEdgeId, nextLabel, nextNodeId, nodeConfig, nodeLabel, reaches } from "./graph.js";
 import { postJSON, problem, sendJSON } from "./http.js";
 import { Inspector } from "./inspector.js";
@@ -52,6 +53,8 @@ class Editor {
     this.runPanel = new RunPanel(this);
     this.runs = new RunsList(this);
     this.statePanel = new StatePanel(this);
+    this.runCharts = new RunCharts(this); // draws when the runs list renders; filters it by bucket
+    this.stateCharts = new StateCharts(this); // gauges and a key's chart in the State panel
     this.settings = new WorkflowSettings(this, root);
     this.store.subscribe((change) => this.render(change));
     this.bind();

@@ -57,6 +57,7 @@ export class RunsList {
     this.nextUrl = null;
     this.seq = 0;
     this.hooks = [];
+    this.window = null; // {since, until}: one bucket of the Runs chart (charts.js), else null
     this.followLatest = true; // the shown run follows the newest until the author opens one
     document.getElementById("btn-runs-refresh").addEventListener("click", () => this.refresh());
     this.moreButton.addEventListener("click", () => this.more());
@@ -77,11 +78,16 @@ export class RunsList {
     if (status.value) params.set("status", status.value);
     if (trigger.value) params.set("trigger", trigger.value);
     if (RANGES[range.value]) params.set("since", new Date(Date.now() - RANGES[range.value] * 1000).toISOString());
+    if (this.window) {
+      // A chart bucket: its own window, inside the chosen range (the later start wins).
+      if (!params.has("since") || new Date(this.window.since) > new Date(params.get("since"))) params.set("since", this.window.since);
+      params.set("until", this.window.until);
+    }
     return `${this.editor.urls.executions}?${params}`;
   }
 
   filtered() {
-    return Object.values(this.filterEls).some((select) => select.value);
+    return Boolean(this.window) || Object.values(this.filterEls).some((select) => select.value);
   }
 
   async refresh({ showLatest = false } = {}) {
