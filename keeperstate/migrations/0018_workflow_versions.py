@@ -13,7 +13,7 @@ def keep_current_graphs(apps, schema_editor):
     for workflow in Workflow.objects.all().iterator():
         nodes = workflow.nodes if isinstance(workflow.nodes, list) else []
         WorkflowVersion.objects.create(
-            workflow=workflow, number=1, name=workflow.name, nodes=workflow.nodes, edges=workflow.edges,
+            organization_id=workflow.organization_id, workflow=workflow, number=1, name=workflow.name, nodes=workflow.nodes, edges=workflow.edges,
             changes={}, summary=f"The graph when versions began: {len(nodes)} node(s)",
             created_by=workflow.created_by, created_at=workflow.updated_at,
         )
@@ -30,7 +30,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='workflowexecution',
             name='retry_of',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='retries', to='keeperstate.workflowexecution'),
+            field=models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='retries', to='keeperstate.workflowexecution'),
         ),
         migrations.CreateModel(
             name='WorkflowVersion',
@@ -44,13 +44,30 @@ class Migration(migrations.Migration):
                 ('summary', models.CharField(max_length=300)),
                 ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
                 ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('workflow', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='versions', to='keeperstate.workflow')),
+                ('organization', models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='keeperstate.organization')),
+                ('workflow', models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='versions', to='keeperstate.workflow')),
             ],
             options={
                 'db_table': 'workflow_version',
                 'ordering': ['-number'],
-                'constraints': [models.UniqueConstraint(fields=('workflow', 'number'), name='workflow_version_number_unique')],
+                'constraints': [models.UniqueConstraint(fields=('organization', 'workflow', 'number'), name='workflow_version_number_unique')],
             },
+        ),
+        # Keyed as the tables it shards with (migration 0017, docs/scaling.md): the organization
+        # first in the primary key, the workflow reached by (organization_id, workflow_id). A new
+        # table, so no lock matters here.
+        migrations.RunSQL(
+            """
+            ALTER TABLE workflow_version DROP CONSTRAINT workflow_version_pkey,
+                ADD CONSTRAINT workflow_version_pkey PRIMARY KEY (organization_id, id);
+            ALTER TABLE workflow_version ADD CONSTRAINT workflow_version_workflow_org_fk
+                FOREIGN KEY (organization_id, workflow_id) REFERENCES workflow (organization_id, id) ON DELETE CASCADE;
+            """,
+            """
+            ALTER TABLE workflow_version DROP CONSTRAINT workflow_version_workflow_org_fk;
+            ALTER TABLE workflow_version DROP CONSTRAINT workflow_version_pkey,
+                ADD CONSTRAINT workflow_version_pkey PRIMARY KEY (id);
+            """,
         ),
         migrations.RunPython(keep_current_graphs, migrations.RunPython.noop),
     ]
