@@ -16,6 +16,7 @@ from django.core.management.base import BaseCommand
 from django.db import DatabaseError, close_old_connections
 
 from keeperstate.executions.housekeeping import housekeeping
+from keeperstate.executions.listening import worker_connector
 from keeperstate.executions.scheduling import schedule_due
 from keeperstate.executions.tasks import QUEUE
 
@@ -48,8 +49,9 @@ class Command(BaseCommand):
         )
         self.stdout.flush()
         assert isinstance(app.connector, DjangoConnector)
-        # Procrastinate's own worker command does the same: an async pool for the worker loop.
-        with app.replace_connector(app.connector.get_worker_connector()) as worker_app:
+        # Procrastinate's own worker command does the same: an async pool for the worker loop; ours
+        # listens for jobs again after the database restarts (keeperstate/executions/listening.py).
+        with app.replace_connector(worker_connector()) as worker_app:
             asyncio.run(_serve(worker_app, name, options["concurrency"], not options["no_scheduler"]))
         self.stdout.write(f"worker {name}: stopped")
 
@@ -64,7 +66,8 @@ async def _serve(app: Any, name: str, concurrency: int, scheduler: bool) -> None
                 delete_jobs="always",  # the execution row is the record; finished jobs are noise
                 update_heartbeat_interval=settings.KEEPERSTATE_WORKER_HEARTBEAT_SECONDS,
                 stalled_worker_timeout=settings.KEEPERSTATE_WORKER_STALLED_SECONDS,
-                fetch_job_polling_interval=1.0,
+                # Notifications wake the worker at once; polling only catches what they miss.
+                fetch_job_polling_interval=settings.KEEPERSTATE_WORKER_POLL_SECONDS,
                 install_signal_handlers=True,  # Ctrl-C / SIGTERM: finish running jobs, then stop
             )
         )
