@@ -133,7 +133,9 @@ class WorkflowVersion(KeepsOrganization):
         db_table = "workflow_version"
         ordering = ["-number"]
         constraints = [
-            models.UniqueConstraint(fields=["organization", "workflow", "number"], name="workflow_version_number_unique"),
+            models.UniqueConstraint(
+                fields=["organization", "workflow", "number"], name="workflow_version_number_unique"
+            ),
         ]
 
     def __str__(self) -> str:
