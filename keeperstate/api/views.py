@@ -1,8 +1,8 @@
 """API views: thin adapters from HTTP to keeperstate.accounts.access, keeperstate.workflows.services and the engine.
 
 Every workflow and execution is looked up through keeperstate.accounts.access, so another
-organization's ids answer 404. No view reads or writes state: workflows reach their state only
-through their own runs (DESIGN.md §9).
+organization's ids answer 404. No view here reads or writes state: a run reaches its state
+through its actions, people and programs through keeperstate.api.state (DESIGN.md §15).
 """
 
 from __future__ import annotations

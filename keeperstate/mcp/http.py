@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from asgiref.sync import async_to_sync
+from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from rest_framework.permissions import IsAuthenticated
@@ -26,6 +27,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from keeperstate.core.errors import Code, error_body
+from keeperstate.core.inputs import charset_of, parse_json_body
 from keeperstate.mcp.server import SERVER
 from keeperstate.mcp.tools import Caller, current_caller
 
@@ -70,12 +72,17 @@ class McpView(APIView):
         return self.serve(request)
 
     def serve(self, request: Request) -> HttpResponse:
+        raw = request._request.body  # REQUEST_TOO_LARGE (413) past DATA_UPLOAD_MAX_MEMORY_SIZE
+        if raw:
+            # The one hardened reader refuses first what no part of the service can hold (lone
+            # surrogates, NaN, nesting past 64), with the API's PARSE_ERROR / 413 / 415.
+            parse_json_body(raw, limit=settings.DATA_UPLOAD_MAX_MEMORY_SIZE, encoding=charset_of(request.content_type))
         token = request.auth
         caller = Caller(user=request.user, token_name=(getattr(token, "name", "") or getattr(token, "token_key", ""))
                         or None)
         reset = current_caller.set(caller)
         try:
-            status, headers, body = async_to_sync(exchange)(asgi_scope(request), request._request.body)
+            status, headers, body = async_to_sync(exchange)(asgi_scope(request), raw)
         finally:
             current_caller.reset(reset)
         response = HttpResponse(body, status=status)

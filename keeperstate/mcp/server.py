@@ -79,18 +79,15 @@ def _on_request_thread(tool: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(tool)
     async def adapter(**arguments: Any) -> Any:
         try:
-            result = await run(**arguments)
+            return await run(**arguments)
         except Exception as exc:
-            body = refusal(exc)
-            await sync_to_async(_audit, thread_sensitive=True)(tool.__name__, body["code"])
-            raise Refused(body) from None
-        await sync_to_async(_audit, thread_sensitive=True)(tool.__name__, None)
-        return result
+            raise Refused(await sync_to_async(refusal, thread_sensitive=True)(exc)) from None
 
     return adapter
 
 
 def _audit(tool: str, code: str | None) -> None:
+    # On the request's thread, in its context: the caller and the organization the tool acted in.
     caller = current_caller.get()
     audit("mcp.call", organization=caller.organization_id, actor=caller.user,
           details={"tool": tool, "ok": code is None, "code": code, "token": caller.token_name})
@@ -98,21 +95,30 @@ def _audit(tool: str, code: str | None) -> None:
 
 class KeeperStateMCP(MCPServer):
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        # The SDK prefixes a tool's error with "Error executing tool <name>:"; the text of a
-        # refusal is the API's body alone, and the SDK's own refusals (an unknown tool, arguments
-        # outside the schema) take the API's shape too.
+        """Every call, the SDK's refusals included, is audited once. The SDK prefixes a tool's error
+        with "Error executing tool <name>:"; the text of a refusal is the API's body alone, and the
+        SDK's own refusals (an unknown tool, arguments outside the schema) take the API's shape."""
         try:
-            return await super().call_tool(name, arguments, context)
+            result = await super().call_tool(name, arguments, context)
         except ToolError as exc:
-            cause = exc.__cause__
-            if isinstance(cause, Refused):
-                raise Refused(cause.body) from None
-            if isinstance(cause, ValidationError):
-                raise Refused(bad_arguments(cause)) from None
-            if self._tool_manager.get_tool(name) is None:
-                unknown = error_body(Code.NOT_FOUND, f"There is no tool '{name}'; list_tools names them.")
-                raise Refused(unknown) from None
-            raise
+            refused = _as_refused(self, name, exc)
+            await sync_to_async(_audit, thread_sensitive=True)(name, refused.body["code"] if refused else None)
+            if refused is None:
+                raise
+            raise refused from None
+        await sync_to_async(_audit, thread_sensitive=True)(name, None)
+        return result
+
+
+def _as_refused(server: KeeperStateMCP, name: str, exc: ToolError) -> Refused | None:
+    cause = exc.__cause__
+    if isinstance(cause, Refused):
+        return Refused(cause.body)
+    if isinstance(cause, ValidationError):
+        return Refused(bad_arguments(cause))
+    if server._tool_manager.get_tool(name) is None:  # the SDK's "Unknown tool"
+        return Refused(error_body(Code.NOT_FOUND, f"There is no tool '{name}'; list_tools names them."))
+    return None
 
 
 def build_server() -> KeeperStateMCP:

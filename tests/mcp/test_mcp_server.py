@@ -187,11 +187,13 @@ def test_writes_name_the_agent_in_the_history_and_every_call_is_audited(mcp_url,
     assert {r.actor_name for r in rows} == {"alice"}
 
 
+MCP_POST_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                    "MCP-Protocol-Version": "2025-06-18"}
+
+
 def _post(url: str, headers: dict[str, str]) -> httpx2.Response:
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
-    return httpx2.post(url, content=json.dumps(body), timeout=30, headers={
-        "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": "2025-06-18", **headers})
+    return httpx2.post(url, content=json.dumps(body), timeout=30, headers={**MCP_POST_HEADERS, **headers})
 
 
 def test_without_a_valid_token_the_answer_is_the_apis_401(mcp_url, user):
@@ -227,3 +229,22 @@ def test_a_get_stream_is_refused_405_by_a_stateless_server(mcp_url, user):
                           timeout=30)
 
     assert (response.status_code, response.json()["code"]) == (405, "METHOD_NOT_ALLOWED")
+
+
+def test_a_body_the_hardened_reader_refuses_is_the_apis_400(mcp_url, user):
+    token = token_for(user)
+
+    response = httpx2.post(mcp_url, content=b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "x": NaN}',
+                           headers={**MCP_POST_HEADERS, "Authorization": f"Bearer {token}"}, timeout=30)
+
+    assert (response.status_code, response.json()["code"]) == (400, "PARSE_ERROR")
+
+
+def test_a_call_the_sdk_refuses_is_audited_with_its_code(mcp_url, user):
+    token = token_for(user)
+
+    [result] = calls(mcp_url, token, ("get_workflow", {}))
+
+    assert answer(result)["code"] == "BAD_REQUEST"
+    row = AuditEvent.objects.get(action="mcp.call")
+    assert (row.details["tool"], row.details["ok"], row.details["code"]) == ("get_workflow", False, "BAD_REQUEST")
