@@ -122,7 +122,9 @@ class WorkflowStateAdmin(TenantScopedAdmin):
 
     @admin.display(description="history (newest first)")
     def history(self, obj: WorkflowState) -> str:
-        events = WorkflowStateEvent.objects.filter(workflow_id=obj.workflow_id, key=obj.key)[:HISTORY_SHOWN]
+        events = WorkflowStateEvent.objects.filter(  # newest first by (created_at, id): the model's order
+            organization_id=obj.organization_id, workflow_id=obj.workflow_id, key=obj.key
+        )[:HISTORY_SHOWN]
         rows = format_html_join(
             "",
             "<tr><td>{}</td><td>{}</td><td>{} → {}</td><td><code>{}</code></td><td><code>{}</code></td>"

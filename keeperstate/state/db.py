@@ -16,29 +16,23 @@ from keeperstate.state.errors import StateStorageError
 logger = logging.getLogger("keeperstate.state")
 
 
-def logged_delete_sql(where: str, *, pick: str | None = None) -> str:
-    """One statement deleting the rows matching ``where`` and writing each deletion's history
-    event with the deleter, ``%(execution)s`` and ``%(actor)s``; returns ``version`` per row.
+def logged_delete_sql(where: str) -> tuple[str, str]:
+    """Two statements, run in one transaction: the first writes the history event of each row
+    matching ``where`` with the deleter, ``%(execution)s`` and ``%(actor)s``, locking the rows;
+    the second deletes them and returns ``version`` per row.
 
-    The history trigger sees the event and adds none, so nothing (no session setting, no
-    transaction-local variable) carries the deleter beyond this statement. ``pick`` (a query of
-    ids, e.g. ``… LIMIT n FOR UPDATE SKIP LOCKED``) is evaluated once, materialised: as an
-    ``id IN (…)`` subquery the planner may run it again per row and delete more than its limit.
+    The history trigger of the delete finds each event (written by the earlier statement, which
+    holds on a sharded database too, docs/scaling.md) and adds none, so nothing (no session
+    setting, no transaction-local variable) carries the deleter beyond the transaction.
     """
-    picked = f"picked AS MATERIALIZED ({pick}), " if pick else ""
-    condition = "id IN (SELECT id FROM picked)" if pick else where
-    return f"""
-WITH {picked}gone AS (
-    DELETE FROM workflow_state WHERE {condition}
-    RETURNING organization_id, workflow_id, key, value, version
-), logged AS (
-    INSERT INTO workflow_state_event
-        (organization_id, workflow_id, key, operation, old_value, old_version, execution_id, actor, created_at)
-    SELECT organization_id, workflow_id, key, 'delete', value, version, %(execution)s, %(actor)s, clock_timestamp()
-      FROM gone
-)
-SELECT version FROM gone
+    log = f"""
+INSERT INTO workflow_state_event
+    (organization_id, workflow_id, key, operation, old_value, old_version, execution_id, actor, created_at)
+SELECT organization_id, workflow_id, key, 'delete', value, version, %(execution)s, %(actor)s, clock_timestamp()
+  FROM workflow_state WHERE {where} FOR UPDATE
 """
+    delete = f"DELETE FROM workflow_state WHERE {where} RETURNING version"
+    return log, delete
 
 
 def load_json(value: Any) -> Any:

@@ -2,8 +2,9 @@
 history trim, and the settings the state triggers read.
 
 Both name who acted (``admin:<user>``, ``sweeper``) in the history, without any session or
-transaction-local setting: a delete writes its own history event in the same statement
-(``logged_delete_sql``), and an admin's update names the admin on the event its version made.
+transaction-local setting: a delete writes its own history event in the statement before it, in
+its transaction (``logged_delete_sql``, ``keeperstate_reclaim_expired``), and an admin's update
+names the admin on the event its version made.
 Both go through the same database rules as a run's writes.
 """
 
@@ -27,7 +28,7 @@ from keeperstate.state.values import encode_value
 # index), then each organization's batch through the function a write at its limit uses.
 EXPIRED_ORGS_SQL = f"SELECT DISTINCT organization_id FROM workflow_state WHERE {EXPIRED_SQL} ORDER BY 1"
 SWEEP_SQL = "SELECT keeperstate_reclaim_expired(p_org => %(org)s, p_wf => NULL, p_limit => %(limit)s)"
-ADMIN_DELETE_SQL = logged_delete_sql("id = ANY(%(ids)s)")
+ADMIN_LOG_DELETE_SQL, ADMIN_DELETE_SQL = logged_delete_sql("id = ANY(%(ids)s)")
 # The version the admin's update made names exactly one event of the key.
 NAME_ACTOR_SQL = """
 UPDATE workflow_state_event SET actor = %(actor)s
@@ -66,7 +67,9 @@ def admin_delete(*, state_ids: list[int], actor: str) -> int:
         for row in WorkflowState.objects.filter(pk__in=state_ids):
             audit("state.delete", organization=row.organization_id, target=row,
                   details={"workflow": str(row.workflow_id), "key": row.key, "version": row.version})
-        cursor.execute(ADMIN_DELETE_SQL, {"ids": list(state_ids), "actor": actor, "execution": None})
+        params = {"ids": list(state_ids), "actor": actor, "execution": None}
+        cursor.execute(ADMIN_LOG_DELETE_SQL, params)
+        cursor.execute(ADMIN_DELETE_SQL, params)
         return len(cursor.fetchall())
 
 

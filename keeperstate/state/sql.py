@@ -62,8 +62,8 @@ VERSION_START_SQL = """
 
 # Every change of a key becomes one event. Who made it: an insert or update names the
 # execution on the row. A delete has no new row, so a deleter that knows more than "the
-# database" (a run, an admin, the sweeper) writes the event itself in the same statement
-# (``WITH gone AS (DELETE … RETURNING …) INSERT INTO workflow_state_event …``, see
+# database" (a run, an admin, the sweeper) writes the event itself, from the locked row, in the
+# statement before its delete (keeperstate_delete_key, keeperstate_reclaim_expired,
 # keeperstate/state/db.py); the trigger then finds that event (a key's version is never
 # reused, so workflow, key and old version name one deletion) and adds nothing. A raw SQL
 # delete gets its event here, by "database".
@@ -419,8 +419,8 @@ DROP_SET_KEY_FUNCTION_SQL = (
 )
 
 # Delete in one call: the live key (at the expected version, if any) and its history event with
-# the deleting execution, as logged_delete_sql (keeperstate/state/db.py) does for the other
-# deleters; the history trigger finds the event and adds none. Returns the deleted version, NULL
+# the deleting execution, written first, as logged_delete_sql (keeperstate/state/db.py) does for
+# the admin; the history trigger finds the event and adds none. Returns the deleted version, NULL
 # when nothing was deleted. A function for the same reason as keeperstate_set_key: its plans are
 # kept, where the same statements sent by the client are planned on every delete.
 DELETE_KEY_FUNCTION_SQL = f"""
