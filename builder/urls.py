@@ -4,7 +4,7 @@ spaces: their URLs are percent-encoded."""
 
 from django.urls import path
 
-from builder import autocomplete, secrets, state_panel, views
+from builder import autocomplete, pages, secrets, state_panel, views
 
 app_name = "builder"
 urlpatterns = [
@@ -17,4 +17,6 @@ urlpatterns = [
     path("references/", autocomplete.references, name="references"),
     path("workflows/<uuid:workflow_id>/", views.editor, name="editor"),
     path("workflows/<uuid:workflow_id>/state/", state_panel.workflow_state, name="state"),
+    path("workflows/<uuid:workflow_id>/versions/", pages.versions_page, name="versions"),
+    path("tokens/", pages.tokens_page, name="tokens"),
 ]
