@@ -270,6 +270,16 @@ class Editor {
   paste(fragment = readFragment()) {
     if (!fragment || !fragment.nodes.length) return this.setStatus("Nothing to paste: copy nodes with Ctrl+C first.", "error");
     const { nodes, edges } = pasteFragment(this.store.doc, fragment);
+    // Pasted over other cards (another workflow, or a copy in place): the fragment moves, whole,
+    // below the graph, so no card hides another.
+    const existing = this.canvas.boxes();
+    const size = { width: 230, height: 140 };
+    if (nodes.some((n) => existing.some((b) => anyOverlap([{ ...n.position, ...size }, b])))) {
+      const spot = this.placeFor(null);
+      const minX = Math.min(...nodes.map((n) => n.position.x));
+      const minY = Math.min(...nodes.map((n) => n.position.y));
+      for (const n of nodes) n.position = { x: n.position.x - minX + spot.x, y: n.position.y - minY + spot.y };
+    }
     this.store.change(`paste ${nodes.length} node${nodes.length === 1 ? "" : "s"}`, (d) => {
       d.nodes.push(...nodes);
       d.edges.push(...edges);

@@ -68,7 +68,7 @@ function row(version, index) {
   time.dateTime = version.createdAt;
   time.title = new Date(version.createdAt).toLocaleString();
   head.append(el("strong", null, `Version ${version.number}`), el("span", "version-who", version.createdBy || "someone"), time);
-  if (index === 0) head.append(el("span", "readonly-pill", "current"));
+  if (index === 0) head.append(el("span", "current-pill", "current"));
   else {
     const restore = el("button", "small-button", "Restore");
     restore.type = "button";
