@@ -16,6 +16,14 @@ def migrate(target):
     return executor.loader.project_state([target]).apps
 
 
+@pytest.fixture(autouse=True)
+def back_to_the_latest():
+    """A test that migrates back leaves the database at the newest migrations, as later tests expect."""
+    yield
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+
 @pytest.mark.django_db(transaction=True)
 def test_configs_stored_before_are_parsed_once_and_a_bad_field_is_kept():
     # given: a graph saved through the API before saves parsed configs
@@ -44,3 +52,24 @@ def test_configs_stored_before_are_parsed_once_and_a_bad_field_is_kept():
                                 "headers": {"Accept": "application/json"}, "timeout": 5, "failOnError": False}
     assert (configs["save"]["key"], configs["save"]["value"]) == ("cursor", 4219)
     assert configs["save"]["ttl"] == "abc"  # no parser takes it: kept for the next save to report
+
+
+EDITOR_VERSIONS = ("keeperstate", "0017_editor_versions")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_workflows_from_before_versions_keep_their_graph_as_version_one():
+    # given a workflow saved before versions existed
+    apps = migrate(PARSED)
+    Organization = apps.get_model("keeperstate", "Organization")
+    Workflow = apps.get_model("keeperstate", "Workflow")
+    org = Organization.objects.create(name="Acme", slug="acme-versions")
+    workflow = Workflow.objects.create(organization=org, name="Old", nodes=[{"id": "trigger"}], edges=[])
+
+    # when versions arrive
+    apps = migrate(EDITOR_VERSIONS)
+
+    # then its graph is version 1
+    [version] = apps.get_model("keeperstate", "WorkflowVersion").objects.filter(workflow_id=workflow.pk)
+    assert (version.number, version.name, version.nodes) == (1, "Old", [{"id": "trigger"}])
+    assert version.summary == "The graph when versions began: 1 node(s)"
