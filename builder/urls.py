@@ -4,7 +4,7 @@ spaces: their URLs are percent-encoded."""
 
 from django.urls import path
 
-from builder import autocomplete, secrets, state_chart, state_panel, views
+from builder import autocomplete, pages, secrets, state_chart, state_panel, views
 
 app_name = "builder"
 urlpatterns = [
@@ -18,4 +18,6 @@ urlpatterns = [
     path("workflows/<uuid:workflow_id>/", views.editor, name="editor"),
     path("workflows/<uuid:workflow_id>/state/", state_panel.workflow_state, name="state"),
     path("workflows/<uuid:workflow_id>/state-chart/", state_chart.state_chart, name="state-chart"),
+    path("workflows/<uuid:workflow_id>/versions/", pages.versions_page, name="versions"),
+    path("tokens/", pages.tokens_page, name="tokens"),
 ]

@@ -11,18 +11,18 @@ PARSED = ("keeperstate", "0016_workflow_configs_parsed_once")
 SHARDED = ("keeperstate", "0017_state_and_executions_shard_by_organization")
 
 
-@pytest.fixture(autouse=True)
-def back_to_the_latest():
-    # Every test here migrates back; the tests after them need the whole schema again.
-    yield
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
-
-
 def migrate(target):
     executor = MigrationExecutor(connection)
     executor.migrate([target])
     return executor.loader.project_state([target]).apps
+
+
+@pytest.fixture(autouse=True)
+def back_to_the_latest():
+    """A test that migrates back leaves the database at the newest migrations, as later tests expect."""
+    yield
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 @pytest.mark.django_db(transaction=True)
@@ -90,3 +90,22 @@ def test_rows_from_before_get_their_workflows_organization_and_keys_lead_with_it
                        "VALUES (%s, %s, 'a', '2') "
                        "RETURNING version", [org.id, workflow.id])
         assert cursor.fetchone()[0] == 2
+EDITOR_VERSIONS = ("keeperstate", "0018_workflow_versions")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_workflows_from_before_versions_keep_their_graph_as_version_one():
+    # given a workflow saved before versions existed
+    apps = migrate(PARSED)
+    Organization = apps.get_model("keeperstate", "Organization")
+    Workflow = apps.get_model("keeperstate", "Workflow")
+    org = Organization.objects.create(name="Acme", slug="acme-versions")
+    workflow = Workflow.objects.create(organization=org, name="Old", nodes=[{"id": "trigger"}], edges=[])
+
+    # when versions arrive
+    apps = migrate(EDITOR_VERSIONS)
+
+    # then its graph is version 1
+    [version] = apps.get_model("keeperstate", "WorkflowVersion").objects.filter(workflow_id=workflow.pk)
+    assert (version.number, version.name, version.nodes) == (1, "Old", [{"id": "trigger"}])
+    assert version.summary == "The graph when versions began: 1 node(s)"

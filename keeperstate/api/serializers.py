@@ -263,8 +263,9 @@ class ExecutionListQuery(serializers.Serializer):
         return super().to_internal_value(data)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if attrs.get("since") and attrs.get("until") and attrs["since"] >= attrs["until"]:
-            raise serializers.ValidationError({"until": ["Must be later than since."]})
+        # since == until is an empty window (no runs), not a mistake; until before since is.
+        if attrs.get("since") and attrs.get("until") and attrs["since"] > attrs["until"]:
+            raise serializers.ValidationError({"until": ["Must not be earlier than since."]})
         return attrs
 
 
@@ -313,7 +314,7 @@ def execution_as_dict(execution: WorkflowExecution) -> dict[str, Any]:
 
 
 class TestStepInput(serializers.Serializer):
-    node = serializers.CharField(max_length=200, help_text="The id of the saved node to run.")
+    node = serializers.CharField(min_length=1, max_length=200, help_text="The id of the saved node to run.")
     sourceExecution = serializers.UUIDField(
         required=False, allow_null=True, default=None,
         help_text="An earlier execution of this workflow whose results are the node's upstream outputs "

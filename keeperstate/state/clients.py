@@ -33,16 +33,17 @@ from keeperstate.state.store import (
 from keeperstate.state.values import normalize_key
 
 MAX_PAGE = 200
-# The event the write's version made (by the key's index, state_event_key_idx); a run's events
-# name their execution and are never renamed.
+# The event the write's version made (by the key's index, state_event_key_time_idx, which leads
+# with the organization: the shard key too); a run's events name their execution and are never
+# renamed.
 NAME_WRITE_SQL = """
 UPDATE workflow_state_event SET actor = %(actor)s
- WHERE workflow_id = %(wf)s AND key = %(key)s AND operation IN ('insert', 'update')
+ WHERE organization_id = %(org)s AND workflow_id = %(wf)s AND key = %(key)s AND operation IN ('insert', 'update')
    AND new_version = %(version)s AND execution_id IS NULL
 """
 NAME_DELETE_SQL = """
 UPDATE workflow_state_event SET actor = %(actor)s
- WHERE workflow_id = %(wf)s AND key = %(key)s AND operation = 'delete'
+ WHERE organization_id = %(org)s AND workflow_id = %(wf)s AND key = %(key)s AND operation = 'delete'
    AND old_version = %(version)s AND execution_id IS NULL
 """
 _COLUMNS = ("key", "value", "version", "expires_at", "updated_at", "updated_by_execution_id")
@@ -152,7 +153,9 @@ def client_delete(*, scope: StateScope, client: Client, key: Any, expected_versi
 
 
 def _name(sql: str, scope: StateScope, key: str, version: int, client: Client) -> None:
-    params: dict[str, Any] = {"actor": client.actor, "wf": scope.workflow_id, "key": key, "version": version}
+    params: dict[str, Any] = {
+        "actor": client.actor, "org": scope.organization_id, "wf": scope.workflow_id, "key": key, "version": version,
+    }
     with storage_errors("write"), connection.cursor() as cursor:
         cursor.execute(sql, params)
 

@@ -20,7 +20,7 @@ from keeperstate.core.text import text_problem
 from keeperstate.engine.validation import ValidationReport, validate_graph
 from keeperstate.executions.scheduling import refresh_schedule
 from keeperstate.workflows.models import Workflow, new_webhook_secret
-from keeperstate.workflows.versions import record_version
+from keeperstate.workflows.versions import keep_unversioned, record_version
 
 MAX_NAME_LENGTH = 200
 
@@ -117,6 +117,8 @@ def workflow_update(workflow: Workflow, *, user: Any = None, version_note: str =
         nodes, edges = _validated(changes.get("nodes", workflow.nodes), changes.get("edges", workflow.edges))
         changes["nodes"], changes["edges"] = nodes, edges
     changed = sorted(name for name, value in changes.items() if getattr(workflow, name) != value)
+    if {"name", "nodes", "edges"} & set(changed):
+        keep_unversioned(workflow)  # the graph before this save, when it has no version yet
     for name, value in changes.items():
         setattr(workflow, name, value)
     with transaction.atomic():

@@ -108,6 +108,19 @@ def record_version(workflow: Workflow, *, user: Any = None, summary_prefix: str 
     )
 
 
+def keep_unversioned(workflow: Workflow) -> None:
+    """A workflow saved before it had versions (made by another path, or before versions began)
+    keeps the graph it has now as version 1, so the save about to change it can be undone too."""
+    if workflow.pk is None or workflow.versions.exists():
+        return
+    nodes = workflow.nodes if isinstance(workflow.nodes, list) else []
+    WorkflowVersion.objects.create(
+        workflow=workflow, number=1, name=workflow.name, nodes=workflow.nodes, edges=workflow.edges, changes={},
+        summary=f"The graph before versions were kept: {len(nodes)} node(s)", created_by=workflow.created_by,
+        created_at=workflow.updated_at,
+    )
+
+
 def versions_of(workflow: Workflow) -> Any:
     """The workflow's versions, newest first."""
     return workflow.versions.select_related("created_by").order_by("-number")

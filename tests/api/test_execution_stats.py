@@ -150,7 +150,8 @@ def test_one_aggregate_statement_whatever_the_number_of_runs(api, workflow, hour
     few, _ = statements_of(api, url)
     # …and of many
     WorkflowExecution.objects.bulk_create(
-        WorkflowExecution(workflow=workflow, status=Status.SUCCESS, queued_at=hour_ago_bucket - timedelta(hours=h),
+        WorkflowExecution(organization_id=workflow.organization_id, workflow=workflow, status=Status.SUCCESS,
+                          queued_at=hour_ago_bucket - timedelta(hours=h),
                           started_at=hour_ago_bucket, finished_at=hour_ago_bucket + timedelta(milliseconds=h))
         for h in range(150)
     )

@@ -16,12 +16,13 @@ from tests.factories import make_workflow
 pytestmark = pytest.mark.django_db
 
 SEED_SQL = """
-INSERT INTO workflow_execution (id, workflow_id, status, trigger, input, node_results, queued_at, started_at,
-                                finished_at)
-SELECT gen_random_uuid(), w.id, (ARRAY['success','success','success','error','skipped'])[1 + g %% 5], 'schedule',
+INSERT INTO workflow_execution (id, organization_id, workflow_id, status, trigger, input, node_results, queued_at,
+                                started_at, finished_at)
+SELECT gen_random_uuid(), wf.organization_id, w.id,
+       (ARRAY['success','success','success','error','skipped'])[1 + g %% 5], 'schedule',
        '{}', '{}', %(end)s - g * interval '10 seconds', %(end)s - g * interval '10 seconds',
        %(end)s - g * interval '10 seconds' + (g %% 300) * interval '1 millisecond'
-  FROM unnest(%(workflows)s::uuid[]) AS w(id), generate_series(1, %(runs)s) AS g
+  FROM unnest(%(workflows)s::uuid[]) AS w(id) JOIN workflow wf ON wf.id = w.id, generate_series(1, %(runs)s) AS g
 """
 
 

@@ -86,3 +86,15 @@ def test_a_refused_save_keeps_no_version(api, created):
 
     assert response.status_code == 400
     assert WorkflowVersion.objects.filter(workflow_id=created["id"]).count() == 1
+
+
+def test_a_workflow_without_versions_keeps_its_graph_before_the_first_save(api, monitor):
+    # given a workflow saved by another path (no version yet)
+    assert not monitor.versions.exists()
+
+    api.patch(f"/api/workflows/{monitor.id}/", {"name": "Renamed"})
+
+    latest, before = versions(api, monitor.id)
+    assert before["summary"] == "The graph before versions were kept: 4 node(s)"
+    assert before["name"] == "Block monitor"
+    assert latest["summary"] == "Renamed to Renamed"

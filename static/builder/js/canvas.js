@@ -92,6 +92,7 @@ export class Canvas {
     card.classList.toggle("trigger", trigger);
     card.classList.toggle("unknown", !def);
     card.classList.toggle("selected", ui.selected?.kind === "node" && ui.selected.id === node.id);
+    card.classList.toggle("in-selection", ui.also.includes(node.id));
     card.classList.toggle("connect-source", ui.connectFrom?.nodeId === node.id);
     const pos = node.position || { x: 0, y: 0 };
     card.style.left = `${pos.x}px`;
@@ -356,6 +357,7 @@ export class Canvas {
   }
 
   onPointerDown(event) {
+    this.addToSelection = event.shiftKey; // Shift+click adds a card to the selection
     if (event.button !== 0 || event.target.closest(".handle, .edge")) return;
     const card = event.target.closest(".node");
     if (card) {
@@ -406,6 +408,6 @@ export class Canvas {
     }
     drag.card.classList.remove("dragging");
     if (drag.moved && drag.to) this.editor.moveNode(drag.nodeId, drag.to);
-    else this.editor.nodeClicked(drag.nodeId);
+    else this.editor.nodeClicked(drag.nodeId, { add: this.addToSelection });
   }
 }

@@ -3,10 +3,11 @@
 // the inspector, the toolbar and the run marks. Undo and redo are the store's.
 
 import { ReferenceAutocomplete } from "./autocomplete.js";
+import { copyFragment, pasteFragment, readFragment } from "./clipboard.js";
 import { Canvas } from "./canvas.js";
 import { RunCharts, StateCharts } from "./charts.js";
 import { isTrigger, nextEdgeId, nextLabel, nextNodeId, nodeConfig, nodeLabel, reaches } from "./graph.js";
-import { postJSON, problem, sendJSON } from "./http.js";
+import { getJSON, postJSON, problem, sendJSON } from "./http.js";
 import { Inspector } from "./inspector.js";
 import { anyOverlap, autoLayout, freeSpot } from "./layout.js";
 import { RunPanel } from "./runpanel.js";
@@ -35,6 +36,9 @@ class Editor {
       testStep: root.dataset.testStepUrl,
       retry: root.dataset.retryUrl, // with EXECUTION_ID for the execution's id
       login: root.dataset.loginUrl,
+      export: root.dataset.exportUrl,
+      import: root.dataset.importUrl,
+      editor: root.dataset.editorUrl, // with the nil UUID for a workflow's id
     };
     this.store = new Store({
       name: graph.name,
@@ -88,6 +92,12 @@ class Editor {
     on("btn-layout", () => this.autoLayout());
     on("btn-panel", () => this.togglePanel());
     on("problems-close", () => { document.getElementById("problems").hidden = true; });
+    on("btn-export", () => this.exportJSON());
+    on("btn-import", () => document.getElementById("import-file").click());
+    on("btn-shortcuts", () => this.showShortcuts());
+    on("shortcuts-close", () => document.getElementById("shortcuts").close());
+    document.getElementById("import-file").addEventListener("change", (e) => this.importJSON(e.target.files[0]));
+    this.bindPaletteSearch();
     document.getElementById("problems-list").addEventListener("click", (e) => {
       const item = e.target.closest("[data-node-id]");
       if (item && this.node(item.dataset.nodeId)) this.selectNode(item.dataset.nodeId);
@@ -107,7 +117,13 @@ class Editor {
     const typing = event.target.closest("input, textarea, select, [contenteditable]");
     const mod = event.ctrlKey || event.metaKey;
     const key = event.key.toLowerCase();
-    if (mod && key === "s") {
+    if (!typing && !mod && event.key === "?") {
+      event.preventDefault();
+      this.showShortcuts();
+    } else if (!typing && !mod && event.key === "/") {
+      event.preventDefault(); // "/" jumps to the palette's search
+      document.getElementById("palette-search").focus();
+    } else if (mod && key === "s") {
       event.preventDefault();
       this.save();
     } else if (mod && !typing && (key === "z" || key === "y")) {
@@ -115,6 +131,14 @@ class Editor {
       event.preventDefault();
       if (key === "y" || event.shiftKey) this.redo();
       else this.undo();
+    } else if (mod && !typing && key === "c") {
+      this.copySelection();
+    } else if (mod && !typing && key === "v") {
+      event.preventDefault();
+      this.paste();
+    } else if (mod && !typing && key === "d") {
+      event.preventDefault(); // not the browser's bookmark
+      this.duplicateSelection();
     } else if (event.key === "Escape" && this.store.ui.connectFrom) {
       this.cancelConnect("Connection cancelled.");
     } else if (!typing && (event.key === "Delete" || event.key === "Backspace") && this.store.ui.selected) {
@@ -208,7 +232,7 @@ class Editor {
   // --- selection -----------------------------------------------------------------------
 
   selectNode(id) {
-    this.store.set({ selected: { kind: "node", id } });
+    this.store.set({ selected: { kind: "node", id }, also: [] });
   }
 
   selectEdge(id) {
@@ -220,9 +244,58 @@ class Editor {
     if (this.store.ui.selected) this.store.set({ selected: null });
   }
 
-  nodeClicked(id) {
+  nodeClicked(id, { add = false } = {}) {
     if (this.store.ui.connectFrom) return this.finishConnect(id);
-    if (this.selectedNodeId() !== id) this.selectNode(id);
+    const current = this.selectedNodeId();
+    if (add && current && current !== id) {
+      const also = this.store.ui.also.includes(id) ? this.store.ui.also.filter((n) => n !== id) : [...this.store.ui.also, id];
+      this.store.set({ also });
+      this.setStatus(`${also.length + 1} nodes selected: Ctrl+C copies them, Ctrl+D duplicates them.`);
+      return;
+    }
+    if (current !== id || this.store.ui.also.length) this.store.set({ selected: { kind: "node", id }, also: [] });
+  }
+
+  // The selected node ids: the selected node and those added with Shift+click.
+  selectionIds() {
+    const id = this.selectedNodeId();
+    return id ? [id, ...this.store.ui.also.filter((n) => n !== id && this.node(n))] : [];
+  }
+
+  copySelection() {
+    const fragment = copyFragment(this.store.doc, this.selectionIds());
+    if (!fragment.nodes.length) return this.setStatus("Select a node to copy (the trigger is never copied: a workflow has one).", "error");
+    const n = fragment.nodes.length;
+    this.setStatus(`Copied ${n} node${n === 1 ? "" : "s"}. Ctrl+V pastes them here or in another workflow.`);
+    return fragment;
+  }
+
+  paste(fragment = readFragment()) {
+    if (!fragment || !fragment.nodes.length) return this.setStatus("Nothing to paste: copy nodes with Ctrl+C first.", "error");
+    const { nodes, edges } = pasteFragment(this.store.doc, fragment);
+    // Pasted over other cards (another workflow, or a copy in place): the fragment moves, whole,
+    // below the graph, so no card hides another.
+    const existing = this.canvas.boxes();
+    const size = { width: 230, height: 140 };
+    if (nodes.some((n) => existing.some((b) => anyOverlap([{ ...n.position, ...size }, b])))) {
+      const spot = this.placeFor(null);
+      const minX = Math.min(...nodes.map((n) => n.position.x));
+      const minY = Math.min(...nodes.map((n) => n.position.y));
+      for (const n of nodes) n.position = { x: n.position.x - minX + spot.x, y: n.position.y - minY + spot.y };
+    }
+    this.store.change(`paste ${nodes.length} node${nodes.length === 1 ? "" : "s"}`, (d) => {
+      d.nodes.push(...nodes);
+      d.edges.push(...edges);
+    });
+    this.store.set({ selected: { kind: "node", id: nodes[0].id }, also: nodes.slice(1).map((n) => n.id) });
+    this.canvas.reveal(nodes[0].id);
+    this.setStatus(`Pasted ${nodes.map(nodeLabel).join(", ")}. Connect the first after a node to run it.`);
+    return nodes;
+  }
+
+  duplicateSelection() {
+    const fragment = this.copySelection();
+    if (fragment?.nodes?.length) this.paste(fragment);
   }
 
   // --- graph changes (each one undoable step) ------------------------------------------
@@ -456,6 +529,82 @@ class Editor {
     this.store.ui.connectFrom = null;
     this.store.change(`connect ${nodeLabel(source)} to ${nodeLabel(target)}`, (d) => { d.edges.push(edge); });
     this.setStatus(`Connected ${nodeLabel(source)}${handle ? ` (${handle})` : ""} → ${nodeLabel(target)}.`);
+  }
+
+  // --- palette search, shortcuts, import and export -------------------------------------
+
+  // Typing filters the palette by label and description; Enter adds the first entry shown.
+  bindPaletteSearch() {
+    const input = document.getElementById("palette-search");
+    const entries = [...document.querySelectorAll(".palette-entry")];
+    const filter = () => {
+      const terms = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+      for (const entry of entries) {
+        const hay = entry.textContent.toLowerCase();
+        entry.closest("li").hidden = !terms.every((t) => hay.includes(t));
+      }
+      for (const group of document.querySelectorAll(".palette-group")) {
+        group.hidden = ![...group.querySelectorAll("li")].some((li) => !li.hidden);
+      }
+      const shown = entries.filter((e) => !e.closest("li").hidden).length;
+      document.getElementById("palette-search-count").textContent = terms.length ? `${shown} match${shown === 1 ? "" : "es"}` : "";
+    };
+    input.addEventListener("input", filter);
+    input.addEventListener("keydown", (e) => {
+      if (e.key === "Escape") {
+        input.value = "";
+        filter();
+      } else if (e.key === "Enter") {
+        e.preventDefault();
+        const first = entries.find((entry) => !entry.closest("li").hidden);
+        if (!first) return this.setStatus(`No action matches “${input.value}”.`, "error");
+        first.click();
+        input.value = "";
+        filter();
+      }
+    });
+  }
+
+  showShortcuts() {
+    const dialog = document.getElementById("shortcuts");
+    if (!dialog.open) dialog.showModal();
+  }
+
+  // The saved workflow as the API exports it (GET …/export/), downloaded as a .json file.
+  async exportJSON() {
+    if (this.store.dirty) this.setStatus("Exporting the saved workflow; your unsaved changes are not in it.");
+    const { ok, data } = await getJSON(this.urls.export);
+    if (!ok) return this.setStatus(`Not exported: ${problem(data, "try again.")}`, "error");
+    const blob = new Blob([JSON.stringify(data, null, 2)], { type: "application/json" });
+    const link = document.createElement("a");
+    link.href = URL.createObjectURL(blob);
+    link.download = `${(data.name || "workflow").replace(/[^\w.-]+/g, "-")}.json`;
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+    if (!this.store.dirty) this.setStatus(`Exported ${data.name} as ${link.download}.`, "ok");
+    return data;
+  }
+
+  // A .json file exported from here or the API, imported as a new workflow (POST …/import/, validated
+  // like every save), which then opens.
+  async importJSON(file) {
+    if (!file) return null;
+    let document_;
+    try {
+      document_ = JSON.parse(await file.text());
+    } catch (error) {
+      return this.setStatus(`Not imported: ${file.name} is not JSON (${error.message}).`, "error");
+    }
+    const { ok, data } = await postJSON(this.urls.import, document_);
+    if (!ok) {
+      if (data.code === "WORKFLOW_INVALID" && data.details) this.applyReport(data.details);
+      return this.setStatus(`Not imported: ${problem(data, "the server refused the workflow.")}`, "error");
+    }
+    this.setStatus(`Imported as ${data.name}; opening it…`, "ok");
+    window.location.assign(this.urls.editor.replace("00000000-0000-0000-0000-000000000000", data.id));
+    return data;
   }
 
   // --- server round trips --------------------------------------------------------------

@@ -32,6 +32,12 @@ export function duration(execution) {
   return ms < 60000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 60000)} min`;
 }
 
+// The API's order: newest queued first, then by id.
+export function newestFirst(executions) {
+  const at = (e) => (e.queuedAt ? Date.parse(e.queuedAt) : 0);
+  return [...executions].sort((a, b) => at(b) - at(a) || a.id.localeCompare(b.id));
+}
+
 export function isFinished(execution) {
   return !["queued", "running"].includes(execution.status);
 }
@@ -135,7 +141,8 @@ export class RunsList {
     // A read that left before a run finished here must not take it back to "running".
     const newer = (e) => byId.has(e.id) && !isFinished(e) && byId.get(e.id).status !== e.status;
     const changed = this.items.some(newer);
-    this.items = [...added, ...this.items.map((e) => (newer(e) ? byId.get(e.id) : e))];
+    // Reads can cross (a Refresh, a poll, a run started here): the list keeps the API's order.
+    this.items = newestFirst([...added, ...this.items.map((e) => (newer(e) ? byId.get(e.id) : e))]);
     this.count = data.count ?? this.count;
     if (added.length || changed) this.render();
     const shown = this.editor.store.ui.run;
@@ -191,7 +198,7 @@ export class RunsList {
 
   // A run that just started here (Run, Retry): on top, shown, whatever the next poll brings.
   prepend(execution) {
-    this.items = [execution, ...this.items.filter((e) => e.id !== execution.id)];
+    this.items = newestFirst([execution, ...this.items.filter((e) => e.id !== execution.id)]);
     this.count += 1;
     this.render();
   }

@@ -14,6 +14,7 @@ export class Store {
     this.doc = { name: doc.name, nodes: doc.nodes, edges: doc.edges };
     this.ui = {
       selected: null, // {kind: "node" | "edge", id}
+      also: [], // more node ids selected with Shift+click, for copy and duplicate
       connectFrom: null, // {nodeId, handle}
       report: null, // the last Validate / Save report
       run: null, // the execution shown on the canvas
