@@ -218,6 +218,20 @@ def test_the_secrets_form_answers_hostile_fields_with_its_form_error(world, name
         assert snapshot(monitor) == before
 
 
+@given(organization=st.one_of(st.just("mine"), st.integers(min_value=-(2**70), max_value=2**70)), name=texts)
+def test_the_secret_delete_button_answers_hostile_paths(world, organization, name):
+    CASES["hypothesis: secret delete"] += 1
+    monitor = world["monitor"]
+    org_id = world["org"].id if organization == "mine" else organization
+    before = snapshot(monitor)
+
+    response = world["session"].post(f"/builder/secrets/{org_id}/{path_text(name) or 'x'}/delete/")
+
+    assert response.status_code < 500, response.content[:300]
+    if name != "API_KEY" or organization != "mine":
+        assert snapshot(monitor) == before
+
+
 # --- the webhook ---------------------------------------------------------------------------
 
 @given(body=raw_bodies, secret=st.one_of(st.just("right"), texts), wait=st.one_of(st.none(), texts),
