@@ -260,7 +260,9 @@ def test_the_login_forms_answer_hostile_credentials_with_their_form_error(db, pa
     response = Client().post(page, {"username": username.encode("utf-8", "surrogatepass"),
                                     "password": password.encode("utf-8", "surrogatepass")}, REMOTE_ADDR=address)
 
-    assert response.status_code in (200, 429), response.content[:300]  # the form's error, or locked out
+    # The form's error, locked out, or Django's refusal of a body it will not parse (TooManyFieldsSent,
+    # found by the nightly profile: the 400 page).
+    assert response.status_code in (200, 400, 429), response.content[:300]
     assert "_auth_user_id" not in Client().session
 
 
@@ -273,6 +275,7 @@ FIELDS = [(a.id, f) for a in all_actions() for f in a.config_fields] + [
 @pytest.mark.parametrize(("owner", "field"), FIELDS, ids=[f"{o}.{f.name}" for o, f in FIELDS])
 @given(raw=values)
 def test_every_config_field_parses_or_refuses_with_a_code(owner, field, raw):
+    # Found by the nightly profile: State Set's value with a lone surrogate raised UnicodeEncodeError.
     CASES["hypothesis: ConfigField.parse"] += 1
     try:
         field.parse(raw)
