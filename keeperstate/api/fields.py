@@ -70,7 +70,9 @@ class TextField(serializers.CharField):
         return super().to_internal_value(data)
 
 
-@extend_schema_field({"type": "string", "minLength": 1, "maxLength": 200, "description": "Not blank."})
+@extend_schema_field({"type": "string", "minLength": 1, "maxLength": 200,
+                     "description": "Not blank; visible text: no control, invisible or direction-changing characters "
+                     "(Unicode Cc, Cf, Cs, Zl, Zp) and no U+0000 (400 INVALID_NAME)."})
 class NameField(TextField):
     def __init__(self, **kwargs: Any):
         super().__init__(max_length=200, **kwargs)

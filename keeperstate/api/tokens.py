@@ -28,7 +28,9 @@ class TokenCreatedOutput(TokenOutput):
 
 
 class TokenCreateInput(serializers.Serializer):
-    name = TextField(max_length=MAX_NAME_LENGTH, allow_blank=True, required=False, default="")
+    name = TextField(max_length=MAX_NAME_LENGTH, allow_blank=True, required=False, default="",
+                     help_text="Visible text: no control, invisible or direction-changing characters "
+                     "(400 TOKEN_INVALID).")
     expiresInDays = WholeNumberField(
         min_value=1, max_value=MAX_EXPIRY_DAYS, allow_null=True, required=False,
         help_text="Days until the token stops working; null: never; absent: the server's default.",

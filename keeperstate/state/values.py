@@ -97,7 +97,12 @@ def encode_value(value: Any) -> str:
         raise StateInvalidValue(
             "The value contains the character U+0000, which Postgres cannot store. Remove it.", field="value"
         )
-    size = len(text.encode("utf-8"))
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError as exc:  # a lone surrogate: only in-process callers get one past the body reader
+        raise StateInvalidValue(
+            "The value contains an unpaired UTF-16 surrogate, which is not text; remove it.", field="value"
+        ) from exc
     limit = settings.KEEPERSTATE_MAX_VALUE_BYTES
     if size > limit:
         raise StateValueTooLarge(

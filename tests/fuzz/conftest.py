@@ -17,7 +17,9 @@ settings.register_profile(
                            HealthCheck.filter_too_much],
 )
 settings.register_profile(
-    "nightly", max_examples=2000, deadline=None, derandomize=False, print_blob=True,
+    # KEEPERSTATE_FUZZ_EXAMPLES: a shorter or longer nightly (examples per test).
+    "nightly", max_examples=int(os.environ.get("KEEPERSTATE_FUZZ_EXAMPLES", "2000")),
+    deadline=None, derandomize=False, print_blob=True,
     suppress_health_check=list(HealthCheck),
 )
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")

@@ -218,6 +218,20 @@ def test_the_secrets_form_answers_hostile_fields_with_its_form_error(world, name
         assert snapshot(monitor) == before
 
 
+@given(organization=st.one_of(st.just("mine"), st.integers(min_value=-(2**70), max_value=2**70)), name=texts)
+def test_the_secret_delete_button_answers_hostile_paths(world, organization, name):
+    CASES["hypothesis: secret delete"] += 1
+    monitor = world["monitor"]
+    org_id = world["org"].id if organization == "mine" else organization
+    before = snapshot(monitor)
+
+    response = world["session"].post(f"/builder/secrets/{org_id}/{path_text(name) or 'x'}/delete/")
+
+    assert response.status_code < 500, response.content[:300]
+    if name != "API_KEY" or organization != "mine":
+        assert snapshot(monitor) == before
+
+
 # --- the webhook ---------------------------------------------------------------------------
 
 @given(body=raw_bodies, secret=st.one_of(st.just("right"), texts), wait=st.one_of(st.none(), texts),
@@ -246,7 +260,9 @@ def test_the_login_forms_answer_hostile_credentials_with_their_form_error(db, pa
     response = Client().post(page, {"username": username.encode("utf-8", "surrogatepass"),
                                     "password": password.encode("utf-8", "surrogatepass")}, REMOTE_ADDR=address)
 
-    assert response.status_code in (200, 429), response.content[:300]  # the form's error, or locked out
+    # The form's error, locked out, or Django's refusal of a body it will not parse (TooManyFieldsSent,
+    # found by the nightly profile: the 400 page).
+    assert response.status_code in (200, 400, 429), response.content[:300]
     assert "_auth_user_id" not in Client().session
 
 
@@ -259,6 +275,7 @@ FIELDS = [(a.id, f) for a in all_actions() for f in a.config_fields] + [
 @pytest.mark.parametrize(("owner", "field"), FIELDS, ids=[f"{o}.{f.name}" for o, f in FIELDS])
 @given(raw=values)
 def test_every_config_field_parses_or_refuses_with_a_code(owner, field, raw):
+    # Found by the nightly profile: State Set's value with a lone surrogate raised UnicodeEncodeError.
     CASES["hypothesis: ConfigField.parse"] += 1
     try:
         field.parse(raw)

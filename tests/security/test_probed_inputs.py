@@ -261,3 +261,13 @@ def test_rotating_the_webhook_secret_with_no_body_or_an_empty_object_rotates(use
     assert response.status_code == 200
     monitor.refresh_from_db()
     assert monitor.webhook_secret == response.json()["webhookSecret"] != before
+
+
+# --- found by the fuzz tier's nightly profile ------------------------------------------------
+
+def test_a_state_value_with_a_lone_surrogate_is_refused_with_a_code():
+    from keeperstate.engine.actions.state_set import VALUE_FIELD
+    from keeperstate.state.errors import StateInvalidValue
+
+    with pytest.raises(StateInvalidValue, match="surrogate"):
+        VALUE_FIELD.parse(["\ud800"])

@@ -4,7 +4,6 @@ start it (docs/production.md), sends no ``Server: gunicorn`` header."""
 from __future__ import annotations
 
 import http.client
-import os
 import signal
 import socket
 import subprocess
@@ -12,16 +11,11 @@ import sys
 import time
 
 import pytest
+from django.conf import settings
 
 from keeperstate.management.commands.serve import Command
 
 GUNICORN_CONFIG = "python:keeperstate.ops.gunicorn_conf"
-
-
-def app(environ, start_response):
-    """A WSGI app with no database: the header is gunicorn's, whatever the app answers."""
-    start_response("200 OK", [("Content-Type", "text/plain")])
-    return [b"ok"]
 
 
 def _free_port() -> int:
@@ -42,8 +36,8 @@ def test_gunicorn_with_the_config_sends_no_server_header(tmp_path):
     port = _free_port()
     child = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "--config", GUNICORN_CONFIG, "--bind", f"127.0.0.1:{port}",
-         "--workers", "1", "--threads", "2", "tests.security.test_server_header:app"],
-        cwd=os.getcwd(), stdout=subprocess.DEVNULL, stderr=(tmp_path / "gunicorn.log").open("wb"),
+         "--workers", "1", "--threads", "2", "tests.security.hello_wsgi:app"],
+        cwd=settings.BASE_DIR, stdout=subprocess.DEVNULL, stderr=(tmp_path / "gunicorn.log").open("wb"),
     )
     try:
         deadline = time.monotonic() + 30
