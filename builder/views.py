@@ -25,6 +25,9 @@ from keeperstate.engine.graph import Graph, GraphInvalid
 from keeperstate.workflows.selectors import workflows_for_list
 from keeperstate.workflows.services import workflow_create
 
+# How often the open editor reads its runs and next run again (the Runs list is live).
+EDITOR_POLL_MS = 2000
+
 
 class WorkflowCreateForm(forms.Form):
     name = forms.CharField(
@@ -88,7 +91,7 @@ def editor(request: HttpRequest, workflow_id: Any) -> HttpResponse:
         request,
         "builder/editor.html",
         {"workflow": workflow, "graph": graph, "settings": settings, "catalogue": editor_catalogue(),
-         "palette_groups": palette_groups()},
+         "palette_groups": palette_groups(), "poll_ms": EDITOR_POLL_MS},
     )
 
 

@@ -99,6 +99,7 @@ MIDDLEWARE = [
     # session or the database: a stylesheet never waits on Postgres (ops).
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "keeperstate.web.middleware.DropMalformedCookies",
+    "keeperstate.web.middleware.RefuseNulInAddress",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -193,6 +194,9 @@ KEEPERSTATE_RUN_STALE_SECONDS = env_int("KEEPERSTATE_RUN_STALE_SECONDS", 60, uni
 KEEPERSTATE_IDEMPOTENCY_HOURS = env_int("KEEPERSTATE_IDEMPOTENCY_HOURS", 24, unit="hours")
 KEEPERSTATE_WEBHOOK_MAX_BYTES = env_int("KEEPERSTATE_WEBHOOK_MAX_BYTES", 256 * 1024, unit="bytes")
 KEEPERSTATE_WEBHOOK_MAX_WAIT = 30
+# Threads per web process that run waited webhooks (?wait) while their request waits; when all
+# are busy a waited webhook is queued for a worker (keeperstate/executions/inprocess.py).
+KEEPERSTATE_WEBHOOK_WAIT_THREADS = env_int("KEEPERSTATE_WEBHOOK_WAIT_THREADS", 4, unit="threads", minimum=1)
 # How often a worker looks for due schedule ticks and does housekeeping, and how it tells the
 # others it is alive (a worker silent for WORKER_STALLED_SECONDS is dead: its jobs are retried,
 # which never replays a run that had started).
@@ -226,7 +230,8 @@ REST_FRAMEWORK = {
         "keeperstate.api.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # IsAuthenticated, counting refused anonymous requests against the anonymous rate.
+    "DEFAULT_PERMISSION_CLASSES": ["keeperstate.api.throttles.AuthenticatedOrCounted"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
@@ -241,6 +246,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "keeperstate.api.schema.add_common_responses",  # 429 and 414 on every operation
+    ],
 }
 
 # The only module that defines Procrastinate tasks (no autodiscovery across apps).
@@ -295,6 +304,9 @@ AXES_CLIENT_IP_CALLABLE = "keeperstate.core.clients.axes_client_ip"
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_VERBOSE = False
+AXES_USERNAME_CALLABLE = "keeperstate.accounts.lockout.lockout_username"  # cut to what axes' columns hold
+AXES_LOCKOUT_CALLABLE = "keeperstate.accounts.lockout.lockout_response"  # minutes and Retry-After
+AXES_ENABLE_ADMIN = False  # keeperstate/admin/lockout.py registers axes' pages for superusers only
 
 # API throttles (429 THROTTLED with Retry-After), counted in Postgres (keeperstate.ratelimits).
 # Generous defaults: a person in the editor or a test suite never meets them.

@@ -8,6 +8,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 
 from keeperstate.api.webhooks import WebhookView
+from keeperstate.mcp.http import McpView
 from keeperstate.ops.health import healthz
 
 urlpatterns = [
@@ -19,6 +20,7 @@ urlpatterns = [
     path("hooks/<str:workflow_id>/", WebhookView.as_view(), name="webhook"),
     path("builder/", include("builder.urls")),
     path("healthz", healthz, name="healthz"),
+    path("mcp/", McpView.as_view(), name="mcp"),  # MCP for agents (DESIGN.md §16)
 ]
 if apps.is_installed("keeperstate.demo"):
     urlpatterns.append(path("demo/", include("keeperstate.demo.urls")))

@@ -17,7 +17,7 @@ pytest_plugins = ["tests.workers.processes"]
 # `pytest -m "not browser and not processes and not pgbouncer and not chain"` runs without Chromium,
 # PgBouncer, ganache or extra processes.
 TIERS = {"browser": "browser", "ops": "processes", "workers": "processes", "faults": "processes",
-         "pgbouncer": "pgbouncer", "chain": "chain"}
+         "pgbouncer": "pgbouncer", "chain": "chain", "mcp": "processes"}
 TESTS = Path(__file__).resolve().parent
 
 
@@ -53,6 +53,16 @@ def fast_password_hashing(settings):
     the suite. Processes a test starts (serve, workers) keep the default: their users are their
     own."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def waited_runs_pool():
+    """Waited webhooks run in a pool of this process (keeperstate.executions.inprocess): after a
+    test, its threads' database connections are closed, so none outlives the test database."""
+    yield
+    from keeperstate.executions import inprocess
+
+    inprocess.stop()
 
 
 @pytest.fixture

@@ -38,7 +38,7 @@ def clock(monkeypatch):
 @pytest.fixture
 def demo(live_server, settings, transactional_db):
     host = live_server.url.removeprefix("http://")
-    settings.KEEPERSTATE_HTTP_ALLOW = [host]  # what `serve` does for its own address
+    settings.KEEPERSTATE_HTTP_ALLOW = [f"{host}/demo/"]  # what `serve` does for its own address
     _org, _user, workflow = ensure_demo(password=None, base_url=live_server.url)
     return workflow
 
@@ -159,7 +159,7 @@ def test_alerts_page_lists_what_arrived(demo, clock, user):
     assert listed[0]["payload"]["block"] == demo_feed.current_block()
 
 
-def test_serve_allows_only_its_own_address(monkeypatch, settings):
+def test_serve_allows_only_its_own_demo_path(monkeypatch, settings):
     from keeperstate.management.commands.serve import allow_own_address
 
     monkeypatch.delenv("KEEPERSTATE_HTTP_ALLOW", raising=False)
@@ -168,10 +168,10 @@ def test_serve_allows_only_its_own_address(monkeypatch, settings):
     allow_own_address("http://127.0.0.1:8080")
     allow_own_address("http://127.0.0.1:8080")
 
-    assert settings.KEEPERSTATE_HTTP_ALLOW == ["127.0.0.1:8080"]
+    assert settings.KEEPERSTATE_HTTP_ALLOW == ["127.0.0.1:8080/demo/"]
     import os
 
-    assert os.environ["KEEPERSTATE_HTTP_ALLOW"] == "127.0.0.1:8080"
+    assert os.environ["KEEPERSTATE_HTTP_ALLOW"] == "127.0.0.1:8080/demo/"
 
 
 def test_an_existing_demo_monitor_follows_the_servers_address(transactional_db):

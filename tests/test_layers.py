@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("project", ("keeperstate.settings", "keeperstate.urls", "keeperstate.wsgi", "keeperstate.asgi",
                  "keeperstate.apps")),
     ("adapters", ("keeperstate.api", "builder", "keeperstate.admin", "keeperstate.management", "keeperstate.demo",
-                  "keeperstate.web")),
+                  "keeperstate.web", "keeperstate.mcp")),
     ("services", ("keeperstate.workflows", "keeperstate.executions", "keeperstate.accounts")),
     ("engine", ("keeperstate.engine",)),
     ("stores", ("keeperstate.state", "keeperstate.secrets", "keeperstate.egress", "keeperstate.ratelimits")),

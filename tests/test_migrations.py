@@ -8,6 +8,15 @@ from django.db.migrations.executor import MigrationExecutor
 
 BEFORE = ("keeperstate", "0015_demo_moves_to_its_own_app")
 PARSED = ("keeperstate", "0016_workflow_configs_parsed_once")
+SHARDED = ("keeperstate", "0017_state_and_executions_shard_by_organization")
+
+
+@pytest.fixture(autouse=True)
+def back_to_the_latest():
+    # Every test here migrates back; the tests after them need the whole schema again.
+    yield
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 def migrate(target):
@@ -44,3 +53,40 @@ def test_configs_stored_before_are_parsed_once_and_a_bad_field_is_kept():
                                 "headers": {"Accept": "application/json"}, "timeout": 5, "failOnError": False}
     assert (configs["save"]["key"], configs["save"]["value"]) == ("cursor", 4219)
     assert configs["save"]["ttl"] == "abc"  # no parser takes it: kept for the next save to report
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rows_from_before_get_their_workflows_organization_and_keys_lead_with_it():
+    # given: state, history, a tombstone, a due mark and an execution written before 0017
+    apps = migrate(PARSED)
+    org = apps.get_model("keeperstate", "Organization").objects.create(name="Acme", slug="acme")
+    workflow = apps.get_model("keeperstate", "Workflow").objects.create(organization=org, name="Old")
+    execution = apps.get_model("keeperstate", "WorkflowExecution").objects.create(workflow=workflow)
+    with connection.cursor() as cursor:
+        cursor.execute("INSERT INTO workflow_state (organization_id, workflow_id, key, value) "
+                       "VALUES (%s, %s, 'a', '1')",
+                       [org.id, workflow.id])
+        cursor.execute("DELETE FROM workflow_state WHERE key = 'a'")  # a tombstone and two events
+        cursor.execute("INSERT INTO workflow_state_history_due (workflow_id, key) VALUES (%s, 'a')", [workflow.id])
+        cursor.execute("INSERT INTO workflow_state (organization_id, workflow_id, key, value) "
+                       "VALUES (%s, %s, 'b', '1')",
+                       [org.id, workflow.id])
+
+    # when
+    migrate(SHARDED)
+
+    # then: every row carries the organization, and the keys lead with it
+    with connection.cursor() as cursor:
+        for table in ("workflow_state_event", "workflow_state_tombstone", "workflow_state_usage",
+                      "workflow_state_history_due", "workflow_execution"):
+            cursor.execute(f"SELECT array_agg(DISTINCT organization_id), count(*) FROM {table}")
+            assert cursor.fetchone() == ([org.id], {"workflow_state_event": 3}.get(table, 1)), table
+        cursor.execute("SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'workflow_execution_pkey'")
+        assert cursor.fetchone()[0] == "PRIMARY KEY (organization_id, id)"
+        cursor.execute("SELECT organization_id FROM workflow_execution WHERE id = %s", [execution.id])
+        assert cursor.fetchone()[0] == org.id
+        # and the triggers installed with the keys work: the next life of 'a' continues at 2
+        cursor.execute("INSERT INTO workflow_state (organization_id, workflow_id, key, value) "
+                       "VALUES (%s, %s, 'a', '2') "
+                       "RETURNING version", [org.id, workflow.id])
+        assert cursor.fetchone()[0] == 2

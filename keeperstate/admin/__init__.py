@@ -9,7 +9,7 @@ or delete a row, but not add one.
 
 from django.contrib import admin
 
-from keeperstate.admin import accounts, audit, secrets, state, workflows  # noqa: F401  (register the pages)
+from keeperstate.admin import accounts, audit, lockout, secrets, state, workflows  # noqa: F401  (register the pages)
 
 admin.site.site_header = "KeeperState administration"
 admin.site.site_title = "KeeperState admin"

@@ -39,6 +39,11 @@ class WorkflowAdmin(TenantScopedAdmin):
             return "—"
         return gauges(workflow=workflow_usage(StateScope(organization_id=obj.organization_id, workflow_id=obj.pk)))
 
+    def get_readonly_fields(self, request: Any, obj: Workflow | None = None) -> Any:
+        # A saved workflow never changes organization (its rows shard by it, docs/scaling.md).
+        fields = list(super().get_readonly_fields(request, obj))
+        return [*fields, "organization"] if obj is not None else fields
+
     def save_model(self, request: Any, obj: Workflow, form: Any, change: bool) -> None:
         super().save_model(request, obj, form, change)
         refresh_schedule(obj)  # the active flag, the graph or deleted_at may have changed
@@ -68,8 +73,9 @@ class WorkflowAdmin(TenantScopedAdmin):
 class WorkflowExecutionAdmin(TenantScopedAdmin):
     tenant_path = "workflow__organization"
 
-    list_display = ["id", "workflow", "status", "trigger", "queued_at", "finished_at"]
-    list_filter = ["status", "trigger", "workflow__organization"]
+    list_display = ["id", "workflow", "status", "trigger", "queued", "finished"]
+    # Only workflows with runs in view (the scoped queryset): another tenant's names never show.
+    list_filter = ["status", "trigger", ("workflow", admin.RelatedOnlyFieldListFilter), "workflow__organization"]
     search_fields = ["id", "workflow__name"]
     date_hierarchy = "queued_at"
     readonly_fields = ["id", "workflow_link", "status", "trigger", "triggered_by", "queued_at", "scheduled_for",
@@ -84,6 +90,15 @@ class WorkflowExecutionAdmin(TenantScopedAdmin):
 
     def has_change_permission(self, request: Any, obj: Any = None) -> bool:
         return False
+
+    # Runs every few seconds are told apart by their seconds; the list shows them (UTC).
+    @admin.display(description="queued at", ordering="queued_at")
+    def queued(self, obj: WorkflowExecution) -> str:
+        return f"{obj.queued_at:%Y-%m-%d %H:%M:%S}"
+
+    @admin.display(description="finished at", ordering="finished_at")
+    def finished(self, obj: WorkflowExecution) -> str:
+        return f"{obj.finished_at:%Y-%m-%d %H:%M:%S}" if obj.finished_at else "—"
 
     @admin.display(description="workflow")
     def workflow_link(self, obj: WorkflowExecution) -> str:

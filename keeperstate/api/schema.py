@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiSerializerExtension
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 
@@ -37,12 +36,25 @@ _DESCRIPTIONS = {
 }
 
 
+# What this schema cannot say: a graph is checked beyond its shape (graph validation).
+_GRAPH_400 = (
+    "Bad input. A body can match this schema and still be refused, because a graph is validated beyond "
+    "its shape: WORKFLOW_INVALID with the validation report in details (exactly one trigger; known "
+    "trigger and action types; node ids and labels of visible text; each config field parsed by its "
+    "action's field, e.g. a Schedule interval in ASCII digits; references to nodes that run earlier; no "
+    "cycle; text without U+0000 anywhere). POST /api/workflows/validate/ answers the same report without "
+    "saving. Field errors and other codes as elsewhere."
+)
+
+
 IDEMPOTENCY_KEY_HEADER = OpenApiParameter(
     "Idempotency-Key",
-    OpenApiTypes.STR,
+    # 1 to 200 printable characters (surrounding spaces trimmed); else 400 IDEMPOTENCY_KEY_INVALID.
+    {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "^[!-~]([ -~]{0,198}[!-~])?$"},
     OpenApiParameter.HEADER,
-    description="Up to 200 characters, kept 24 h per workflow: a retry with the same key answers the first "
-    "execution instead of running again.",
+    description="1 to 200 printable characters (e.g. a UUID made once per intended run), kept 24 h per "
+    "workflow: a retry with the same key answers the first execution instead of running again, whatever "
+    "its body. Anything else: 400 IDEMPOTENCY_KEY_INVALID.",
 )
 
 
@@ -77,7 +89,8 @@ def errors(
     responses = {}
     for code in (*statuses, 413, 415) if with_body else statuses:
         body = bad_request if code == 400 else ErrorOutput
-        responses[code] = OpenApiResponse(response=body, description=_DESCRIPTIONS[code])
+        description = _GRAPH_400 if code == 400 and bad_request is WorkflowBadRequest else _DESCRIPTIONS[code]
+        responses[code] = OpenApiResponse(response=body, description=description)
     return responses
 
 
@@ -95,3 +108,36 @@ class TokenScheme(OpenApiAuthenticationExtension):
             "description": "Token-based authentication with required prefix \"Token\" (hashed at rest; "
             "create one at POST /api/tokens/ or with manage.py create_api_token).",
         }
+
+
+# --- answers every operation can give, whatever its view says (SPECTACULAR_SETTINGS hook) ---------
+
+_EVERYWHERE: dict[str, dict[str, Any]] = {
+    "429": {
+        "description": "THROTTLED: past a rate (per token, per address, failed logins, runs per organization); "
+        "wait the seconds in Retry-After.",
+        "headers": {"Retry-After": {"schema": {"type": "integer", "minimum": 1},
+                                    "description": "Seconds to wait before the next request."}},
+    },
+    "414": {
+        "description": "The URL is longer than the web server reads (gunicorn: 4094 bytes for the request line); "
+        "answered by the server before the application, as plain text.",
+    },
+}
+
+
+def add_common_responses(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """A postprocessing hook: the 429 and 414 answers on every operation (throttles and the web
+    server's URL limit apply before any view), the 429's body the catalogue's error shape."""
+    error_ref = {"$ref": "#/components/schemas/ErrorOutput"}
+    for operations in result.get("paths", {}).values():
+        for method, operation in operations.items():
+            if method not in {"get", "put", "post", "patch", "delete"}:
+                continue
+            responses = operation.setdefault("responses", {})
+            for status, answer in _EVERYWHERE.items():
+                entry = dict(answer)
+                if status == "429" and "ErrorOutput" in result.get("components", {}).get("schemas", {}):
+                    entry["content"] = {"application/json": {"schema": error_ref}}
+                responses.setdefault(status, entry)
+    return result

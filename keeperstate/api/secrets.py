@@ -50,6 +50,7 @@ class SecretOutput(serializers.ModelSerializer):
 class SecretPutInput(_OrganizationInput):
     value = TextField(
         trim_whitespace=False,
+        min_length=1,
         max_length=MAX_SECRET_BYTES,
         help_text=f"The secret (at most {MAX_SECRET_BYTES} bytes). Stored encrypted; never returned.",
         style={"input_type": "password"},

@@ -242,6 +242,24 @@ class WebhookQuery(serializers.Serializer):
     )
 
 
+class ExecutionListQuery(serializers.Serializer):
+    status = serializers.ChoiceField(
+        choices=WorkflowExecution.Status.choices, required=False, help_text="Only runs with this status."
+    )
+    trigger = serializers.ChoiceField(
+        choices=WorkflowExecution.Trigger.choices, required=False, help_text="Only runs started this way."
+    )
+    since = serializers.DateTimeField(
+        required=False, help_text="Only runs queued at or after this time (ISO 8601, e.g. 2026-12-01T10:00:00Z)."
+    )
+    until = serializers.DateTimeField(required=False, help_text="Only runs queued before this time (ISO 8601).")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs.get("since") and attrs.get("until") and attrs["since"] >= attrs["until"]:
+            raise serializers.ValidationError({"until": ["Must be later than since."]})
+        return attrs
+
+
 class ExecutionOutput(serializers.ModelSerializer):
     """The one shape of an execution, for the API, the editor and the webhook."""
 

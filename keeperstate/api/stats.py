@@ -1,5 +1,5 @@
 """``GET /api/workflows/<id>/executions/stats/``: the Runs chart (keeperstate.executions.stats).
-A click on one of its buckets lists the bucket's runs through keeperstate.api.windows."""
+A click on one of its buckets lists the bucket's runs with the runs list's since and until."""
 
 from __future__ import annotations
 
@@ -65,4 +65,4 @@ class ExecutionStatsView(JSONOnly):
     def get(self, request: Request, pk: str) -> Response:
         workflow = get_workflow_for(request.user, pk)  # another organization's: 404
         span = parse_range(request.query_params.get("range"))
-        return Response(run_stats(workflow_id=workflow.id, span=span))
+        return Response(run_stats(workflow=workflow, span=span))

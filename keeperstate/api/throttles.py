@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from rest_framework import exceptions
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
@@ -87,3 +88,20 @@ class WebhookThrottle(_Throttle):
 
     def ident(self, request: Request) -> str | None:
         return client_address(request._request) or "unknown"
+
+
+class AuthenticatedOrCounted(IsAuthenticated):
+    """IsAuthenticated that counts a refused anonymous request against the anonymous rate.
+
+    DRF checks permissions before throttles, so a 401 was answered before AnonymousThrottle
+    counted it: a client without credentials could call for ever. Past the rate the refusal is
+    429 THROTTLED with Retry-After, as for any other anonymous request.
+    """
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        if super().has_permission(request, view):
+            return True
+        throttle = AnonymousThrottle()
+        if not throttle.allow_request(request, view):
+            raise exceptions.Throttled(wait=throttle.wait())
+        return False

@@ -4,7 +4,7 @@ from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import SimpleRouter
 
-from keeperstate.api import audit, secrets, stats, tokens, views
+from keeperstate.api import audit, secrets, state, stats, tokens, views
 from keeperstate.api.authentication import api_authentication_classes
 
 app_name = "api"
@@ -23,6 +23,11 @@ urlpatterns = [
     *router.urls,
     path("secrets/", secrets.SecretListView.as_view(), name="secrets"),
     path("secrets/<str:name>/", secrets.SecretDetailView.as_view(), name="secret"),
+    # State over HTTP (DESIGN.md §15). <path:key>: a key may hold '/', which WSGI decodes from %2F.
+    path("workflows/<str:pk>/state/", state.StateListView.as_view(), name="state-list"),
+    path("workflows/<str:pk>/state/<path:key>/history/", state.StateHistoryView.as_view(), name="state-history"),
+    path("workflows/<str:pk>/state/<path:key>/increment/", state.StateIncrementView.as_view(), name="state-increment"),
+    path("workflows/<str:pk>/state/<path:key>/", state.StateKeyView.as_view(), name="state-key"),
     path("workflows/<str:pk>/executions/stats/", stats.ExecutionStatsView.as_view(), name="workflow-execution-stats"),
     path("schema/", SpectacularAPIView.as_view(authentication_classes=AUTHENTICATION), name="schema"),
     # Swagger UI from drf-spectacular-sidecar: served from our static files, no CDN. (The

@@ -16,7 +16,6 @@ from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -32,8 +31,8 @@ from keeperstate.api.parsers import JSONParser
 from keeperstate.api.permissions import HardDeleteByOwnersAndAdmins
 from keeperstate.api.schema import IDEMPOTENCY_KEY_HEADER, WorkflowBadRequest, errors
 from keeperstate.api.serializers import ExecuteQuery
-from keeperstate.api.windows import WINDOW_PARAMETERS, in_window
-from keeperstate.core.errors import Code, error_body
+from keeperstate.api.throttles import AuthenticatedOrCounted
+from keeperstate.core.errors import Code, CodedError, error_body
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.fields import parse_config
 from keeperstate.engine.registry import TRIGGERS, all_actions, get_action
@@ -41,6 +40,7 @@ from keeperstate.engine.results import Succeeded
 from keeperstate.engine.runner import run_action
 from keeperstate.engine.validation import validate_graph
 from keeperstate.executions.models import WorkflowExecution
+from keeperstate.executions.selectors import executions_of
 from keeperstate.executions.service import Started, check_idempotency_key, start_run
 from keeperstate.workflows.models import Workflow
 from keeperstate.workflows.services import (
@@ -79,7 +79,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
     """Workflows of your organizations. Another organization's workflow answers 404.
     Create, update and import validate the graph and answer WORKFLOW_INVALID with the report."""
 
-    permission_classes = [IsAuthenticated, HardDeleteByOwnersAndAdmins]
+    permission_classes = [AuthenticatedOrCounted, HardDeleteByOwnersAndAdmins]
     pagination_class = Pagination
     queryset = Workflow.objects.none()  # tells the schema the model; get_queryset scopes to the user
 
@@ -230,24 +230,31 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
 
     @extend_schema(
         summary="Replace the workflow's webhook secret; the old one stops working at once",
+        description="Takes no body, or an empty JSON object; anything else is refused and nothing changes.",
         request=None,
-        responses={200: s.WebhookSecretOutput, **errors(401, 404)},
+        responses={200: s.WebhookSecretOutput, **errors(400, 401, 404, with_body=True)},
     )
     @action(detail=True, methods=["post"], url_path="webhook-secret", url_name="webhook-secret")
     def webhook_secret(self, request: Request, pk: str) -> Response:
-        return Response({"webhookSecret": rotate_webhook_secret(self.get_object())})
+        workflow = self.get_object()
+        # Read through the one input reader (the API's parser) before anything changes: a body
+        # that is not JSON, too large or not empty is refused and the old secret keeps working.
+        if request.data not in ({}, None):
+            raise CodedError.of(Code.BAD_REQUEST, "This call takes no body, or an empty JSON object {}.")
+        return Response({"webhookSecret": rotate_webhook_secret(workflow)})
 
     @extend_schema(
-        summary="The workflow's executions, newest first",
-        parameters=WINDOW_PARAMETERS,
+        summary="The workflow's executions, newest first; filter by status, trigger and time",
+        parameters=[s.ExecutionListQuery],
         responses={200: s.ExecutionOutput(many=True), **errors(400, 401, 404)},
     )
     @action(detail=True, methods=["get"])
     def executions(self, request: Request, pk: str) -> Response:
         workflow = self.get_object()
-        page = self.paginate_queryset(
-            in_window(workflow.executions.select_related("triggered_by"), request).order_by("-queued_at", "id")
-        )
+        # A plain dict: from a QueryDict DRF reads an empty optional value as absent, and `?until=` must be refused.
+        query = s.ExecutionListQuery(data=request.query_params.dict())
+        query.is_valid(raise_exception=True)
+        page = self.paginate_queryset(executions_of(workflow, **query.validated_data))
         return self.get_paginated_response(s.ExecutionOutput(page, many=True).data)
 
 

@@ -1,9 +1,10 @@
 """The webhook: ``POST /hooks/<workflow id>/`` runs an active workflow with the JSON body as input.
 
 An adapter like the API's views: the hardened JSON parser reads the body, the execution service
-queues the run, and the API's serializer and exception handler shape every answer. A wrong or
-missing secret and an unknown, inactive or deleted workflow all get the same 404, so a caller
-learns nothing about which workflows exist.
+queues the run (or, with ``?wait``, runs it in this process while the request waits), and the
+API's serializer and exception handler shape every answer. A wrong or missing secret and an
+unknown, inactive or deleted workflow all get the same 404, so a caller learns nothing about
+which workflows exist.
 """
 
 from __future__ import annotations
@@ -76,16 +77,22 @@ class WebhookView(APIView):
         body = request.data  # an empty body is an empty object
         if not isinstance(body, dict):
             raise RunInputInvalid('The webhook body must be a JSON object, for example {"block": 100}.')
+        wait = query.validated_data.get("wait")
+        began = time.monotonic()
+        # Waited: run here, in this process's pool of waited runs, as fast as the API's execute
+        # (docs/adr/0058-waited-webhooks-run-in-the-web-process.md); else queued for a worker.
         started = start_run(
             workflow,
             body,
             trigger=WorkflowExecution.Trigger.WEBHOOK,
             idempotency_key=check_idempotency_key(request.headers.get("Idempotency-Key")),
-            background=True,
+            background=not wait,
+            wait=wait,
         )
         execution = started.execution
-        if (wait := query.validated_data.get("wait")) and not execution.finished:
-            execution = _wait_for(execution, wait)
+        if wait and execution.status == WorkflowExecution.Status.QUEUED:
+            # A worker has it (this process's pool was busy, or a repeated key found it queued).
+            execution = _wait_for(execution, wait - (time.monotonic() - began))
         if wait and execution.finished:
             return Response(s.execution_as_dict(execution), status=status.HTTP_200_OK)
         return Response({"executionId": str(execution.id), "status": execution.status}, status=202)
@@ -104,7 +111,7 @@ def _hooked_workflow(workflow_id: str, secret: str | None) -> Workflow:
     return workflow
 
 
-def _wait_for(execution: WorkflowExecution, seconds: int) -> WorkflowExecution:
+def _wait_for(execution: WorkflowExecution, seconds: float) -> WorkflowExecution:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         current = WorkflowExecution.objects.filter(pk=execution.pk).values_list("status", flat=True).first()

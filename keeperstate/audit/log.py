@@ -12,7 +12,8 @@ Actions (stable names, for filters and the API):
   workflow.activate, workflow.deactivate,
   secret.create, secret.replace, secret.delete,
   membership.add, membership.change, membership.remove,
-  state.update, state.delete (admin repairs).
+  state.update, state.delete (admin repairs; state.delete also over HTTP and MCP),
+  state.set, state.increment (over HTTP and MCP: keeperstate.state.clients).
 """
 
 from __future__ import annotations

@@ -112,6 +112,8 @@ class Code(Enum):
     SECRET_UNDECRYPTABLE = (400, "The secret cannot be decrypted with the configured key; save it again.")
     TOKEN_INVALID = (400, "Give the token a name of at most 100 visible characters and a valid expiry.")
 
+    # --- state over HTTP and MCP (DESIGN.md §15, §16) -----------------------------------------
+    STATE_KEY_NOT_FOUND = (404, "No live state key by that name in this workflow; list the keys with GET …/state/.")
     # --- charts -------------------------------------------------------------------------------
     STATS_INVALID_RANGE = (400, "range is one of 1h, 24h or 7d, e.g. ?range=24h; leave it out for 24h.")
 

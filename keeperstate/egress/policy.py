@@ -4,15 +4,19 @@ A run must not reach the service's own network: loopback, private, link-local (c
 metadata), multicast, unspecified and other non-global addresses are refused, in IPv4, IPv6
 and the IPv6 forms that carry an IPv4 address (mapped, 6to4, NAT64, Teredo).
 ``KEEPERSTATE_HTTP_ALLOW`` opens exceptions: a host name (matched against the URL's host), a
-``host:port``, an IP or ``ip:port`` (matched against the address connected to) or a CIDR.
+``host:port``, an IP or ``ip:port`` (matched against the address connected to) or a CIDR; any of
+the first four may end in a path prefix (``127.0.0.1:8000/demo/``), which opens only the URLs
+under that path (ADR 0040): ``serve`` opens its own ``/demo/`` that way, never its whole site.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import logging
+import posixpath
 from collections.abc import Iterable
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 from django.conf import settings
 
@@ -41,9 +45,12 @@ class AllowEntry:
     address: IPAddress | None = None
     network: IPNetwork | None = None
     port: int | None = None
+    path: str | None = None  # a path prefix ending in "/": only URLs under it
 
-    def matches(self, host: str, ip: IPAddress, port: int) -> bool:
+    def matches(self, host: str, ip: IPAddress, port: int, path: str | None = None) -> bool:
         if self.port is not None and self.port != port:
+            return False
+        if self.path is not None and not path_within(path, self.path):
             return False
         if self.network is not None:
             return ip in self.network
@@ -52,14 +59,37 @@ class AllowEntry:
         return self.host == host.lower().rstrip(".")
 
 
+def path_within(path: str | None, prefix: str) -> bool:
+    """Whether the URL path (as sent, percent-encoded) lies under ``prefix``. Dot segments and
+    encoded slashes or dots are judged as the server would read them: ``/demo/../admin/`` and
+    ``/demo/%2e%2e/admin/`` are not under ``/demo/``."""
+    if path is None:
+        return False
+    decoded = unquote(path.split("?", 1)[0])
+    if "\\" in decoded or "\x00" in decoded:
+        return False
+    normal = posixpath.normpath(decoded) + ("/" if decoded.endswith("/") else "")
+    return normal.startswith(prefix) and ".." not in decoded.split("/")
+
+
 def parse_allow_entry(text: str) -> AllowEntry:
     """``example.com``, ``example.com:8080``, ``10.0.0.5``, ``127.0.0.1:8000``, ``[::1]:8000``,
-    ``10.0.0.0/8`` or ``fd00::/8``; raises ValueError for anything else."""
+    ``10.0.0.0/8`` or ``fd00::/8``, the first four optionally followed by a path prefix
+    (``127.0.0.1:8000/demo/``); raises ValueError for anything else."""
     text = text.strip()
     if not text:
         raise ValueError("empty entry")
     if "/" in text:
-        return AllowEntry(network=ipaddress.ip_network(text, strict=False))
+        address, _, rest = text.partition("/")
+        if rest.isdigit():  # a CIDR's prefix length
+            return AllowEntry(network=ipaddress.ip_network(text, strict=False))
+        entry = parse_allow_entry(address)
+        if entry.network is not None:
+            raise ValueError(f"a CIDR takes no path: {text!r}")
+        prefix = "/" + rest.strip("/") + "/"
+        if ".." in prefix.split("/") or any(c in prefix for c in "?#%\\"):
+            raise ValueError(f"not a path prefix: {text!r}")
+        return AllowEntry(host=entry.host, address=entry.address, port=entry.port, path=prefix)
     host, port = text, None
     if text.startswith("["):
         host, _, rest = text[1:].partition("]")
@@ -96,7 +126,8 @@ def allow_entries(raw: Iterable[str] | str | None = None) -> list[AllowEntry]:
             entries.append(parse_allow_entry(item))
         except ValueError:
             # a typo must not stop every run; the refusal message names the setting to fix
-            logger.warning("KEEPERSTATE_HTTP_ALLOW: ignoring %r (not a host, host:port, IP or CIDR)", item)
+            logger.warning("KEEPERSTATE_HTTP_ALLOW: ignoring %r (not a host, host:port, IP or CIDR, "
+                           "with an optional /path/ prefix)", item)
     return entries
 
 
@@ -139,10 +170,11 @@ def refusal_reason(ip: IPAddress) -> str | None:
     return None
 
 
-def check_address(host: str, ip: IPAddress, port: int, entries: list[AllowEntry]) -> None:
-    """Raise EgressBlocked unless a run may connect to ``ip:port`` for the URL host ``host``."""
+def check_address(host: str, ip: IPAddress, port: int, entries: list[AllowEntry], path: str | None = None) -> None:
+    """Raise EgressBlocked unless a run may connect to ``ip:port`` for the URL host ``host`` to
+    request ``path`` (None: unknown, so entries limited to a path do not open it)."""
     reason = refusal_reason(ip)
-    if reason is None or any(entry.matches(host, ip, port) for entry in entries):
+    if reason is None or any(entry.matches(host, ip, port, path) for entry in entries):
         return
     shown = host if host == str(ip) else f"{host} ({ip})"
     raise EgressBlocked(

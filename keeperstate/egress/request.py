@@ -75,13 +75,17 @@ def send(outbound: OutboundRequest) -> Answer:
     started = time.monotonic()
     deadline = started + outbound.timeout
     limit = max_response_bytes()
-    with guarded_client(allow_entries()) as client:
+    entries = allow_entries()
+    with guarded_client(entries) as builder:
         url = httpx.URL(outbound.url)
         if outbound.query:
             url = url.copy_merge_params(outbound.query)  # added to the URL's own query, not replacing it
-        request = client.build_request(outbound.method, url, headers=outbound.headers, content=outbound.content)
-        for hop in range(MAX_REDIRECTS + 1):
-            host = request.url.host
+        request = builder.build_request(outbound.method, url, headers=outbound.headers, content=outbound.content)
+    for hop in range(MAX_REDIRECTS + 1):
+        host = request.url.host
+        # One client per hop, judged with the path it requests (allow-list entries may be limited
+        # to a path prefix): a redirect never reuses a connection opened for another path.
+        with guarded_client(entries, path=request.url.raw_path.decode("ascii", "replace")) as client:
             try:
                 request.extensions["timeout"] = httpx.Timeout(_remaining(deadline, outbound.timeout)).as_dict()
                 response = client.send(request, stream=True)

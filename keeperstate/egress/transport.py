@@ -5,7 +5,9 @@ refuses the connection when any resolved address is forbidden (so a name cannot 
 private address among public ones), and connects to the checked address, never resolving the
 name again (DNS rebinding has no second lookup to win). TLS still verifies the certificate for
 the URL's host name: httpcore passes that name as SNI. Every redirect hop opens its connection
-through the same backend.
+through the same backend, and, for allow-list entries limited to a path prefix, is judged with
+the path it requests: the request module opens one client per hop, so a connection opened for an
+allowed path never carries a redirect's request for another (ADR 0040).
 """
 
 from __future__ import annotations
@@ -41,8 +43,9 @@ def resolve(host: str, port: int) -> list[IPAddress]:
 
 
 class GuardedBackend(httpcore.NetworkBackend):
-    def __init__(self, entries: list[AllowEntry]):
+    def __init__(self, entries: list[AllowEntry], path: str | None = None):
         self.entries = entries
+        self.path = path  # the path of the one request this backend's connections carry
         self.inner = httpcore.SyncBackend()
 
     def connect_tcp(
@@ -63,7 +66,7 @@ class GuardedBackend(httpcore.NetworkBackend):
         if not addresses:
             raise ResolveFailed(f"{host} does not resolve")
         for ip in addresses:  # all of them first: one forbidden address refuses the name
-            check_address(host, ip, port, self.entries)
+            check_address(host, ip, port, self.entries, self.path)
         last: Exception | None = None
         for ip in addresses:
             try:
@@ -86,18 +89,20 @@ def _ssl_context() -> ssl.SSLContext:
 class GuardedTransport(httpx.HTTPTransport):
     """httpx's own transport with its connection pool on the guarded backend."""
 
-    def __init__(self, entries: list[AllowEntry]):
+    def __init__(self, entries: list[AllowEntry], path: str | None = None):
         super().__init__(verify=_ssl_context())  # a ready context: no second CA bundle load
         # Proxies from the environment are never used (trust_env=False on the client): the
         # address judged must be the one the request goes to.
         self._pool = httpcore.ConnectionPool(
-            ssl_context=_ssl_context(), network_backend=GuardedBackend(entries)
+            ssl_context=_ssl_context(), network_backend=GuardedBackend(entries, path)
         )
 
 
-def guarded_client(entries: list[AllowEntry]) -> httpx.Client:
+def guarded_client(entries: list[AllowEntry], path: str | None = None) -> httpx.Client:
+    """A client for one request to ``path`` (the URL's raw path and query); None: entries limited
+    to a path prefix open nothing."""
     return httpx.Client(
-        transport=GuardedTransport(entries),
+        transport=GuardedTransport(entries, path),
         trust_env=False,
         follow_redirects=False,
         headers={"User-Agent": USER_AGENT},

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from keeperstate.accounts.models import Organization
+from keeperstate.core.sharding import KeepsOrganization
 from keeperstate.workflows.models import Workflow
 
 
-class WorkflowExecution(models.Model):
+class WorkflowExecution(KeepsOrganization):
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
@@ -30,7 +33,15 @@ class WorkflowExecution(models.Model):
     FINISHED = (Status.SUCCESS, Status.ERROR, Status.INTERRUPTED, Status.SKIPPED)
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="executions")
+    # The workflow's organization, written with the row (save() takes it from the workflow) and
+    # never changed: executions shard by it with the state (docs/scaling.md). The database's
+    # primary key is (organization_id, id) and its foreign key to the workflow is composite,
+    # (organization_id, workflow_id), both added by migration 0017 (Django cannot declare them).
+    organization = models.ForeignKey(
+        Organization, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+",
+        editable=False,
+    )
+    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="executions", db_constraint=False)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     trigger = models.CharField(max_length=10, choices=Trigger.choices, default=Trigger.MANUAL)
     input = models.JSONField(default=dict, blank=True)
@@ -63,16 +74,21 @@ class WorkflowExecution(models.Model):
         constraints = [
             # At most one execution per (workflow, scheduled tick), whatever the number of schedulers.
             models.UniqueConstraint(
-                fields=["workflow", "scheduled_for"],
+                fields=["organization", "workflow", "scheduled_for"],
                 name="execution_one_per_tick",
                 condition=Q(scheduled_for__isnull=False),
             ),
             models.UniqueConstraint(
-                fields=["workflow", "idempotency_key"],
+                fields=["organization", "workflow", "idempotency_key"],
                 name="execution_idempotency_key",
                 condition=Q(idempotency_key__isnull=False),
             ),
         ]
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.organization_id is None and self.workflow_id is not None:
+            self.organization_id = self.workflow.organization_id
+        super().save(*args, **kwargs)
 
     def __str__(self) -> str:
         return f"{self.workflow} @ {self.queued_at:%Y-%m-%d %H:%M:%S} ({self.status})"

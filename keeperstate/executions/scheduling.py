@@ -1,9 +1,11 @@
 """Schedules in the database: each workflow's next due tick, and the scheduler's one pass.
 
 Every worker runs the scheduler, so several may look at one due workflow at once. Each pass
-locks the due workflow rows it takes (``FOR UPDATE SKIP LOCKED``: another scheduler moves on to
-the next one), and the unique (workflow, scheduled_for) constraint makes a second execution for
-one tick impossible even so. Ticks missed while nothing ran give one run, for the latest of them.
+finds the organizations with a due workflow (a read, no locks), then, organization by
+organization, locks the due workflow rows it takes (``FOR UPDATE SKIP LOCKED``: another scheduler
+moves on to the next one; no locking statement spans organizations, docs/scaling.md), and the
+unique (organization, workflow, scheduled_for) constraint makes a second execution for one tick
+impossible even so. Ticks missed while nothing ran give one run, for the latest of them.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import logging
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from keeperstate.engine.schedules import schedule_of
@@ -43,18 +46,28 @@ def refresh_schedule(workflow: Workflow) -> None:
 def schedule_due(now: datetime | None = None) -> int:
     """Start the run of every due tick (or record it skipped); returns how many ticks it handled."""
     handled = 0
-    while True:
-        batch = _take_due(now or timezone.now())
-        handled += batch
-        if batch < BATCH:
-            return handled
+    moment = now or timezone.now()
+    organizations = list(
+        _due(moment).order_by("organization_id").values_list("organization_id", flat=True).distinct()
+    )
+    for organization in organizations:
+        while True:
+            batch = _take_due(moment, organization)
+            handled += batch
+            if batch < BATCH:
+                break
+    return handled
+
+
+def _due(now: datetime) -> QuerySet[Workflow]:
+    return Workflow.objects.alive().filter(active=True, next_run_at__lte=now)
 
 
 @transaction.atomic
-def _take_due(now: datetime) -> int:
+def _take_due(now: datetime, organization: int) -> int:
     due = list(
-        Workflow.objects.alive()
-        .filter(active=True, next_run_at__lte=now)
+        _due(now)
+        .filter(organization_id=organization)
         .order_by("next_run_at")
         .select_for_update(skip_locked=True)[:BATCH]
     )
@@ -64,7 +77,9 @@ def _take_due(now: datetime) -> int:
             Workflow.objects.filter(pk=workflow.pk).update(next_run_at=None)
             continue
         tick = schedule.latest_due(now)
-        busy = workflow.executions.filter(status__in=[Status.QUEUED, Status.RUNNING]).exists()
+        busy = WorkflowExecution.objects.filter(
+            organization_id=workflow.organization_id, workflow=workflow, status__in=[Status.QUEUED, Status.RUNNING]
+        ).exists()
         try:
             with transaction.atomic():
                 if busy and schedule.overlap == "skip":

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
+from django.db.models import QuerySet
+
+from keeperstate.executions.models import WorkflowExecution
 from keeperstate.workflows.models import Workflow
 
 
@@ -16,3 +20,25 @@ def last_node_results(workflow: Workflow) -> dict[str, Any]:
         .first()
     )
     return results if isinstance(results, dict) else {}
+
+
+def executions_of(
+    workflow: Workflow,
+    *,
+    status: str | None = None,
+    trigger: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> QuerySet[WorkflowExecution]:
+    """The workflow's executions, newest first, narrowed by status, trigger and queue time
+    (``since`` inclusive, ``until`` exclusive): the API's list and the editor's Runs tab."""
+    runs = workflow.executions.select_related("triggered_by")
+    if status:
+        runs = runs.filter(status=status)
+    if trigger:
+        runs = runs.filter(trigger=trigger)
+    if since is not None:
+        runs = runs.filter(queued_at__gte=since)
+    if until is not None:
+        runs = runs.filter(queued_at__lt=until)
+    return runs.order_by("-queued_at", "id")

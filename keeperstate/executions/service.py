@@ -9,6 +9,7 @@ closed as ``interrupted`` by housekeeping (keeperstate.executions.housekeeping),
 
 from __future__ import annotations
 
+import functools
 import logging
 import uuid
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from keeperstate.core.errors import Code, CodedError
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.results import NodeResult
 from keeperstate.engine.runner import RunOutcome, check_input, run_graph
+from keeperstate.executions import inprocess
 from keeperstate.executions.lifecycle import transition
 from keeperstate.executions.liveness import heartbeating
 from keeperstate.executions.models import WorkflowExecution
@@ -75,10 +77,31 @@ def start_run(
     idempotency_key: str | None = None,
     scheduled_for: datetime | None = None,
     background: bool = False,
+    wait: float | None = None,
 ) -> Started:
     """Record a run of ``workflow`` and either run it now (returning it finished) or queue it for a
-    worker (returning it queued). A repeated Idempotency-Key returns the first execution."""
+    worker (returning it queued). A repeated Idempotency-Key returns the first execution.
+
+    With ``wait`` (seconds; a webhook's ``?wait``), the run goes to this process's pool of waited
+    runs (keeperstate.executions.inprocess) and is returned finished, or still ``running`` when it
+    took longer than ``wait``; when every thread of the pool is busy it is queued for a worker."""
     run_input = check_input(run_input)
+    if wait is not None and not background and not transaction.get_connection().in_atomic_block:
+        return _start_waited(workflow, run_input, trigger=trigger, user=user, idempotency_key=idempotency_key,
+                             wait=wait)
+    # (In a caller's transaction, a test or ATOMIC_REQUESTS, the record stays uncommitted and no
+    # other connection could see it: a waited run happens here, as the API's execute does.)
+    started = _record(workflow, run_input, trigger=trigger, user=user, idempotency_key=idempotency_key,
+                      scheduled_for=scheduled_for, queued=background)
+    if not background and not started.replayed:
+        _execute(started.execution, workflow)
+    return started
+
+
+def _record(workflow: Workflow, run_input: dict[str, Any], *, trigger: str, user: Any, idempotency_key: str | None,
+            scheduled_for: datetime | None, queued: bool) -> Started:
+    """Commit the run's record, ``queued`` (with its job) or ``running``; or find the execution of
+    a repeated Idempotency-Key."""
     if idempotency_key is not None and (earlier := _by_idempotency_key(workflow, idempotency_key)) is not None:
         return Started(earlier, replayed=True)
     check_org_run_rate(workflow.organization_id)  # 429 THROTTLED past the organization's runs per minute
@@ -94,12 +117,12 @@ def start_run(
         queued_at=now,
         scheduled_for=scheduled_for,
     )
-    if not background:
+    if not queued:
         execution.status, execution.started_at, execution.heartbeat_at = Status.RUNNING, now, now
     try:
         with transaction.atomic():
             execution.save(force_insert=True)
-            if background:
+            if queued:
                 enqueue(execution)
     except IntegrityError:
         # Two requests with one Idempotency-Key raced; the constraint let one in.
@@ -107,9 +130,28 @@ def start_run(
         if earlier is None:
             raise
         return Started(earlier, replayed=True)
-    if not background:
-        _execute(execution, workflow)
     return Started(execution)
+
+
+def _start_waited(workflow: Workflow, run_input: dict[str, Any], *, trigger: str, user: Any,
+                  idempotency_key: str | None, wait: float) -> Started:
+    record = functools.partial(_record, workflow, run_input, trigger=trigger, user=user,
+                               idempotency_key=idempotency_key, scheduled_for=None)
+    if not inprocess.reserve():  # every thread of the pool is busy: a worker runs it
+        return record(queued=True)
+    try:
+        started = record(queued=False)
+    except BaseException:
+        inprocess.release()
+        raise
+    if started.replayed:
+        inprocess.release()
+        return started
+    execution = started.execution
+    if inprocess.run_reserved(functools.partial(_execute, execution, workflow), wait):
+        return started
+    # Still going in the pool: the caller answers with a copy that does not change under it.
+    return Started(WorkflowExecution(pk=execution.pk, workflow_id=workflow.pk, status=Status.RUNNING))
 
 
 def with_schedule_fields(nodes: Any, run_input: dict[str, Any], now: datetime) -> dict[str, Any]:

@@ -30,11 +30,12 @@ def logged_delete_sql(where: str, *, pick: str | None = None) -> str:
     return f"""
 WITH {picked}gone AS (
     DELETE FROM workflow_state WHERE {condition}
-    RETURNING workflow_id, key, value, version
+    RETURNING organization_id, workflow_id, key, value, version
 ), logged AS (
     INSERT INTO workflow_state_event
-        (workflow_id, key, operation, old_value, old_version, execution_id, actor, created_at)
-    SELECT workflow_id, key, 'delete', value, version, %(execution)s, %(actor)s, clock_timestamp() FROM gone
+        (organization_id, workflow_id, key, operation, old_value, old_version, execution_id, actor, created_at)
+    SELECT organization_id, workflow_id, key, 'delete', value, version, %(execution)s, %(actor)s, clock_timestamp()
+      FROM gone
 )
 SELECT version FROM gone
 """

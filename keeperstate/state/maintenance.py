@@ -22,19 +22,17 @@ from keeperstate.state.models import WorkflowState
 from keeperstate.state.sql import EXPIRED_SQL
 from keeperstate.state.values import encode_value
 
-SWEEP_SQL = logged_delete_sql(
-    "",
-    pick=f"""SELECT id FROM workflow_state
-             WHERE {EXPIRED_SQL}
-             ORDER BY expires_at
-             LIMIT %(limit)s
-             FOR UPDATE SKIP LOCKED""",
-)
+# The sweeper goes organization by organization (docs/scaling.md: every locking statement on one
+# shard): which organizations have expired rows (a read without locks, bounded by the expiry
+# index), then each organization's batch through the function a write at its limit uses.
+EXPIRED_ORGS_SQL = f"SELECT DISTINCT organization_id FROM workflow_state WHERE {EXPIRED_SQL} ORDER BY 1"
+SWEEP_SQL = "SELECT keeperstate_reclaim_expired(p_org => %(org)s, p_wf => NULL, p_limit => %(limit)s)"
 ADMIN_DELETE_SQL = logged_delete_sql("id = ANY(%(ids)s)")
 # The version the admin's update made names exactly one event of the key.
 NAME_ACTOR_SQL = """
 UPDATE workflow_state_event SET actor = %(actor)s
- WHERE workflow_id = %(wf)s AND key = %(key)s AND operation = 'update' AND new_version = %(version)s
+ WHERE organization_id = %(org)s AND workflow_id = %(wf)s AND key = %(key)s AND operation = 'update'
+   AND new_version = %(version)s
 """
 HISTORY_SETTING_SQL = """
 INSERT INTO keeperstate_setting (name, value) VALUES ('history_per_key', %(value)s)
@@ -55,7 +53,8 @@ def admin_update(*, state_id: int, value: Any, expires_at: datetime | None, acto
         if updated:
             row = WorkflowState.objects.get(pk=state_id)
             # The version the update made names its history event: the admin made it.
-            names: dict[str, Any] = {"actor": actor, "wf": row.workflow_id, "key": row.key, "version": row.version}
+            names: dict[str, Any] = {"actor": actor, "org": row.organization_id, "wf": row.workflow_id, "key": row.key,
+                                     "version": row.version}
             cursor.execute(NAME_ACTOR_SQL, names)
             audit("state.update", organization=row.organization_id, target=row,
                   details={"workflow": str(row.workflow_id), "key": row.key, "version": row.version,
@@ -72,38 +71,58 @@ def admin_delete(*, state_ids: list[int], actor: str) -> int:
 
 
 def sweep_expired(*, batch_size: int | None = None) -> Iterator[int]:
-    """Delete expired rows in batches, yielding each batch's count until none is left.
+    """Delete expired rows in batches, organization by organization, yielding each batch's count
+    until none is left.
 
     SKIP LOCKED lets several sweepers share the work and never waits on a writer that is
     reviving a key; tombstones written by the delete trigger keep versions from being reused.
-    Each batch is one statement, committed on its own.
+    Each batch is one statement on one organization's rows, committed on its own; no statement
+    locks rows of more than one organization (docs/scaling.md).
     """
     limit = batch_size or settings.KEEPERSTATE_SWEEP_BATCH_SIZE
     while True:
         with storage_errors("sweep"), connection.cursor() as cursor:
-            cursor.execute(SWEEP_SQL, {"limit": limit, "actor": "sweeper", "execution": None})
-            deleted = len(cursor.fetchall())
-        if deleted == 0:
+            cursor.execute(EXPIRED_ORGS_SQL)
+            organizations = [row[0] for row in cursor.fetchall()]
+        swept = 0
+        for organization in organizations:
+            while True:
+                with storage_errors("sweep"), connection.cursor() as cursor:
+                    cursor.execute(SWEEP_SQL, {"org": organization, "limit": limit})
+                    deleted = cursor.fetchone()[0]
+                if deleted == 0:
+                    break
+                swept += deleted
+                yield deleted
+                if deleted < limit:
+                    break
+        if swept == 0:
             return
-        yield deleted
 
 
-TRIM_HISTORY_SQL = "SELECT keeperstate_trim_history(%(limit)s)"
+DUE_ORGS_SQL = "SELECT DISTINCT organization_id FROM workflow_state_history_due ORDER BY 1"
+TRIM_HISTORY_SQL = "SELECT keeperstate_trim_history(p_org => %(org)s, p_limit => %(limit)s)"
 TRIM_BATCH = 500  # keys per statement
 
 
 def trim_history() -> int:
     """Trim every key marked due (each 16th version marks its key) to the newest
-    KEEPERSTATE_HISTORY_PER_KEY events, in batches; returns the number of keys trimmed. Run by
-    the worker's housekeeping and by the sweeper; safe from many processes at once."""
+    KEEPERSTATE_HISTORY_PER_KEY events, in batches, organization by organization; returns the
+    number of keys trimmed. Run by the worker's housekeeping and by the sweeper; safe from many
+    processes at once."""
     total = 0
-    while True:
-        with storage_errors("history trim"), connection.cursor() as cursor:
-            cursor.execute(TRIM_HISTORY_SQL, {"limit": TRIM_BATCH})
-            trimmed = cursor.fetchone()[0]
-        total += trimmed
-        if trimmed < TRIM_BATCH:
-            return total
+    with storage_errors("history trim"), connection.cursor() as cursor:
+        cursor.execute(DUE_ORGS_SQL)
+        organizations = [row[0] for row in cursor.fetchall()]
+    for organization in organizations:
+        while True:
+            with storage_errors("history trim"), connection.cursor() as cursor:
+                cursor.execute(TRIM_HISTORY_SQL, {"org": organization, "limit": TRIM_BATCH})
+                trimmed = cursor.fetchone()[0]
+            total += trimmed
+            if trimmed < TRIM_BATCH:
+                break
+    return total
 
 
 def sync_state_settings(**kwargs: Any) -> None:

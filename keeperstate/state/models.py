@@ -10,8 +10,9 @@ migration 0002 make them hold for every writer:
 * ``version`` of an inserted row continues after the key's last deleted row (the tombstone),
   so a version number is never reused for a key, even after expiry, delete or sweep.
 * ``workflow`` and ``key`` are read-only after insert.
-* ``(workflow_id, organization_id)`` references ``workflow (id, organization_id)`` with
-  ON UPDATE CASCADE: moving a workflow to another organization carries its state along.
+* ``(organization_id, workflow_id)`` references ``workflow (organization_id, id)``: a state
+  row's organization is its workflow's. No row changes organization (docs/scaling.md): every
+  table of the state carries ``organization_id`` first in its keys, so they shard by it.
 
 * Every change of a key (insert, update that moves the version, delete) is written to
   ``workflow_state_event`` with old and new value and version, the execution or actor, and the
@@ -36,6 +37,7 @@ from django.db.models import BooleanField, DateTimeField, ExpressionWrapper, Fun
 from django.db.models.functions import Cast, Now
 
 from keeperstate.accounts.models import Organization
+from keeperstate.core.sharding import KeepsOrganization
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.workflows.models import Workflow
 
@@ -72,9 +74,9 @@ class WorkflowStateQuerySet(models.QuerySet["WorkflowState"]):
         return self.annotate(is_live=ExpressionWrapper(_LIVE, output_field=BooleanField()), checked_at=TransactionNow())
 
 
-class WorkflowState(models.Model):
-    # Neither has a constraint of its own: the composite foreign key (workflow_id,
-    # organization_id) → workflow (id, organization_id) of migration 0002 already guarantees both
+class WorkflowState(KeepsOrganization):
+    # Neither has a constraint of its own: the composite foreign key (organization_id,
+    # workflow_id) → workflow (organization_id, id) (migrations 0002, 0017) already guarantees both
     # (a workflow's organization exists), so each insert pays one referential check, not three.
     # No index on organization: the unique key (organization, workflow, key) leads with it.
     organization = models.ForeignKey(
@@ -144,7 +146,9 @@ class StateHistoryDue(models.Model):
     no write pays for trimming (keeperstate/state/sql.py). No foreign key: the mark of a
     deleted workflow is dropped by the next trim."""
 
+    # The database's primary key is (organization_id, workflow_id, key) (migration 0017).
     pk = models.CompositePrimaryKey("workflow_id", "key")
+    organization_id = models.BigIntegerField()
     workflow_id = models.UUIDField()
     key = models.TextField()
 
@@ -157,7 +161,10 @@ class WorkflowStateTombstone(models.Model):
 
     # The database deletes these with the workflow (a trigger, state/sql.py); Django must not try,
     # because deleting state rows during a cascade would write tombstones behind it. No index of
-    # its own: the unique key (workflow, key) leads with it.
+    # its own: the unique key (organization, workflow, key) leads with it.
+    organization = models.ForeignKey(
+        Organization, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+", db_index=False
+    )
     workflow = models.ForeignKey(
         Workflow, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+", db_index=False
     )
@@ -167,7 +174,9 @@ class WorkflowStateTombstone(models.Model):
     class Meta:
         db_table = "workflow_state_tombstone"
         constraints = [
-            models.UniqueConstraint(fields=["workflow", "key"], name="workflow_state_tombstone_unique_key"),
+            models.UniqueConstraint(
+                fields=["organization", "workflow", "key"], name="workflow_state_tombstone_unique_key"
+            ),
         ]
 
 
@@ -180,7 +189,10 @@ class WorkflowStateEvent(models.Model):
         DELETE = "delete", "deleted"
 
     # Deleted with the workflow by a trigger on workflow (state/sql.py), like the tombstones. No index
-    # of its own: state_event_key_idx (workflow, key, -id) leads with it.
+    # of its own: state_event_key_time_idx (organization, workflow, key, -created_at, -id) leads with it.
+    organization = models.ForeignKey(
+        Organization, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+", db_index=False
+    )
     workflow = models.ForeignKey(
         Workflow, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+", db_index=False
     )
@@ -201,8 +213,14 @@ class WorkflowStateEvent(models.Model):
 
     class Meta:
         db_table = "workflow_state_event"
-        ordering = ["-id"]
-        indexes = [models.Index(fields=["workflow", "key", "-id"], name="state_event_key_idx")]
+        # Time order is (created_at, id): ids made on different nodes of a sharded database do not
+        # follow time (docs/scaling.md).
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(
+                fields=["organization", "workflow", "key", "-created_at", "-id"], name="state_event_key_time_idx"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.key} {self.operation} v{self.old_version}→v{self.new_version}"
@@ -217,7 +235,11 @@ class WorkflowStateEvent(models.Model):
 class WorkflowStateUsage(models.Model):
     """Rows of workflow_state per workflow (expired ones until deleted), kept by triggers."""
 
-    # Cascaded by the database with the workflow (migration 0010).
+    # Cascaded by the database with the workflow (migrations 0010, 0017). The database's primary key
+    # is (organization_id, workflow_id).
+    organization = models.ForeignKey(
+        Organization, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+", db_index=False
+    )
     workflow = models.OneToOneField(
         Workflow, on_delete=models.DO_NOTHING, db_constraint=False, primary_key=True, related_name="+"
     )

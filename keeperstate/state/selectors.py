@@ -85,7 +85,7 @@ def state_history(*, scope: StateScope, key: str | None = None, limit: int = 50)
     """The newest changes of the workflow's keys (or of one key), newest first."""
     if not Workflow.objects.filter(pk=scope.workflow_id, organization_id=scope.organization_id).exists():
         return []
-    events = WorkflowStateEvent.objects.filter(workflow_id=scope.workflow_id)
+    events = WorkflowStateEvent.objects.filter(organization_id=scope.organization_id, workflow_id=scope.workflow_id)
     if key is not None:
         events = events.filter(key=key)
     with storage_errors("read"):
@@ -101,5 +101,6 @@ def state_history(*, scope: StateScope, key: str | None = None, limit: int = 50)
                 "madeBy": e.made_by,
                 "at": iso(e.created_at),
             }
-            for e in events.order_by("-id")[:limit]
+            # (created_at, id): ids made on different nodes do not follow time (docs/scaling.md)
+            for e in events.order_by("-created_at", "-id")[:limit]
         ]

@@ -55,7 +55,7 @@ VERSION_BUMP_WHEN = 'NEW."version" IS DISTINCT FROM OLD."version" + 1 OR NEW."up
 VERSION_START_SQL = """
     NEW.version := COALESCE(
         (SELECT t.last_version FROM workflow_state_tombstone t
-          WHERE t.workflow_id = NEW.workflow_id AND t.key = NEW.key),
+          WHERE t.organization_id = NEW.organization_id AND t.workflow_id = NEW.workflow_id AND t.key = NEW.key),
         0) + 1;
     RETURN NEW;
 """
@@ -70,51 +70,97 @@ VERSION_START_SQL = """
 #
 # A row deleted while its workflow still exists also leaves a tombstone with its last version
 # (the key's next life continues from there). When the workflow itself is being deleted there
-# is nothing to remember and nothing to record: its history goes with it. Tombstone and event
-# share one trigger so a delete checks the workflow once. An UPDATE that leaves the version
-# alone (a workflow moved to another organization, an execution deleted) is not a change of the
-# key.
+# is nothing to remember and nothing to record: its history goes with it. An UPDATE that leaves
+# the version alone (an execution deleted) is not a change of the key.
+#
+# Every row carries its organization and every lookup names it first: the tables shard by
+# organization_id (docs/scaling.md), so each statement here stays on the row's own shard.
+# History is ordered by (created_at, id): ids made on different nodes do not follow time.
 #
 # Retention, off the write path: trimming a key's history deletes one old event per new one,
 # which cost a writer as much as writing its own event. So every HISTORY_MARK_EVERY-th version
 # of a key only marks the key in workflow_state_history_due (one small upsert per 16 writes),
 # and the worker's housekeeping and the sweeper trim the marked keys to the newest
-# ``history_per_key`` events (keeperstate_setting) in batches (keeperstate_trim_history). A key
-# thus holds history_per_key + HISTORY_MARK_EVERY - 1 events plus what it gains between two
-# housekeeping passes (a few seconds). Without any worker or sweeper, every
-# HISTORY_TRIM_INLINE_EVERY-th version trims the key itself, so retention stays bounded
-# (history_per_key + 255) on any deployment.
+# ``history_per_key`` events (keeperstate_setting) in batches, organization by organization
+# (keeperstate_trim_history). A key thus holds history_per_key + HISTORY_MARK_EVERY - 1 events
+# plus what it gains between two housekeeping passes (a few seconds). Without any worker or
+# sweeper, every HISTORY_TRIM_INLINE_EVERY-th version trims the key itself, so retention stays
+# bounded (history_per_key + 255) on any deployment.
+#
+# Usage counters: rows per workflow, and rows and bytes per organization, kept exact for every
+# writer by this trigger (inserts and deletes) and USAGE_UPDATE_SQL (a resize). They count rows,
+# expired ones included until they are deleted; the store turns "rows" into "live keys" only
+# when a limit would be passed (keeperstate_check_usage reclaims the scope's expired rows and
+# counts again), so a write never scans.
+#
+# An organization's counter is split in rows whose sum is its usage: a transaction adds to the
+# row of its connection (pg_backend_pid() modulo USAGE_SHARDS), so creators in one organization
+# do not queue on one row lock until each commit's flush. Decreases go to a second set of rows
+# (shards USAGE_SHARDS…2×USAGE_SHARDS-1), which the exact path never needs to lock: a decrease in
+# flight only makes a count cautious. How the store stays exact with shards is told in
+# keeperstate_check_usage (CHECK_USAGE_FUNCTION_SQL, below).
+#
+# Row by row (ADR 0046): a statement-level trigger with a transition table is what a distributed
+# planner cannot fire (Citus accepts it and fails on the first write), and for the store's writes,
+# one row each, the row trigger is also the cheaper one (no tuplestore). History and usage share
+# one function, so an insert or delete pays one trigger call. Locks are taken in one order
+# everywhere: the organization's shard, then the workflow's usage row; a multi-row delete (the
+# sweeper's batch) takes its rows in workflow order (maintenance.py), so two cannot deadlock on
+# them. A deleted organization or workflow takes its usage rows along (foreign keys ON DELETE
+# CASCADE); the EXISTS guards skip it mid-cascade.
 HISTORY_MARK_EVERY = 16
 HISTORY_TRIM_INLINE_EVERY = 256
+USAGE_SHARDS = 32
+_SHARD = f"(pg_backend_pid() % {USAGE_SHARDS})"
+_DECREASE_SHARD = f"({USAGE_SHARDS} + pg_backend_pid() % {USAGE_SHARDS})"
 _TRIM_KEY = """
         DELETE FROM workflow_state_event
-         WHERE id IN (SELECT e.id FROM workflow_state_event e
-                       WHERE e.workflow_id = {wf} AND e.key = {key}
-                       ORDER BY e.id DESC
+         WHERE organization_id = {org}
+           AND id IN (SELECT e.id FROM workflow_state_event e
+                       WHERE e.organization_id = {org} AND e.workflow_id = {wf} AND e.key = {key}
+                       ORDER BY e.created_at DESC, e.id DESC
                       OFFSET COALESCE((SELECT s.value FROM keeperstate_setting s
                                         WHERE s.name = 'history_per_key'), 50));"""
+_TRIM_NEW = _TRIM_KEY.format(org="NEW.organization_id", wf="NEW.workflow_id", key="NEW.key")
 HISTORY_SQL = f"""
     IF TG_OP = 'UPDATE' THEN
         IF NEW.version = OLD.version THEN
             RETURN NULL;
         END IF;
-    ELSIF TG_OP = 'DELETE' THEN
-        IF NOT EXISTS (SELECT 1 FROM workflow w WHERE w.id = OLD.workflow_id) THEN
+    ELSIF TG_OP = 'INSERT' THEN
+        INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)
+        VALUES (NEW.organization_id, {_SHARD}, 1, NEW.size_bytes)
+        ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys + 1, bytes = u.bytes + EXCLUDED.bytes;
+        INSERT INTO workflow_state_usage AS u (organization_id, workflow_id, keys)
+        VALUES (NEW.organization_id, NEW.workflow_id, 1)
+        ON CONFLICT (organization_id, workflow_id) DO UPDATE SET keys = u.keys + 1;
+    ELSE
+        IF EXISTS (SELECT 1 FROM organization o WHERE o.id = OLD.organization_id) THEN
+            INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)
+            VALUES (OLD.organization_id, {_DECREASE_SHARD}, -1, -OLD.size_bytes)
+            ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys - 1, bytes = u.bytes + EXCLUDED.bytes;
+        END IF;
+        IF NOT EXISTS (SELECT 1 FROM workflow w
+                        WHERE w.organization_id = OLD.organization_id AND w.id = OLD.workflow_id) THEN
             RETURN NULL;
         END IF;
-        INSERT INTO workflow_state_tombstone (workflow_id, key, last_version)
-        VALUES (OLD.workflow_id, OLD.key, OLD.version)
-        ON CONFLICT (workflow_id, key) DO UPDATE
-           SET last_version = GREATEST(workflow_state_tombstone.last_version, EXCLUDED.last_version);
+        UPDATE workflow_state_usage SET keys = keys - 1
+         WHERE organization_id = OLD.organization_id AND workflow_id = OLD.workflow_id;
+        INSERT INTO workflow_state_tombstone AS t (organization_id, workflow_id, key, last_version)
+        VALUES (OLD.organization_id, OLD.workflow_id, OLD.key, OLD.version)
+        ON CONFLICT (organization_id, workflow_id, key) DO UPDATE
+           SET last_version = GREATEST(t.last_version, EXCLUDED.last_version);
         IF EXISTS (SELECT 1 FROM workflow_state_event e
-                    WHERE e.workflow_id = OLD.workflow_id AND e.key = OLD.key
-                      AND e.operation = 'delete' AND e.old_version = OLD.version) THEN
+                    WHERE e.organization_id = OLD.organization_id AND e.workflow_id = OLD.workflow_id
+                      AND e.key = OLD.key AND e.operation = 'delete' AND e.old_version = OLD.version) THEN
             RETURN NULL;
         END IF;
     END IF;
     INSERT INTO workflow_state_event
-        (workflow_id, key, operation, old_value, new_value, old_version, new_version, execution_id, created_at)
+        (organization_id, workflow_id, key, operation, old_value, new_value, old_version, new_version, execution_id,
+         created_at)
     VALUES (
+        COALESCE(NEW.organization_id, OLD.organization_id),
         COALESCE(NEW.workflow_id, OLD.workflow_id),
         COALESCE(NEW.key, OLD.key),
         lower(TG_OP),
@@ -126,73 +172,29 @@ HISTORY_SQL = f"""
         clock_timestamp()
     );
     IF TG_OP <> 'DELETE' AND NEW.version % {HISTORY_MARK_EVERY} = 0 THEN
-        IF NEW.version % {HISTORY_TRIM_INLINE_EVERY} = 0 THEN{_TRIM_KEY.format(wf="NEW.workflow_id", key="NEW.key")}
+        IF NEW.version % {HISTORY_TRIM_INLINE_EVERY} = 0 THEN{_TRIM_NEW}
         ELSE
-            INSERT INTO workflow_state_history_due (workflow_id, key) VALUES (NEW.workflow_id, NEW.key)
+            INSERT INTO workflow_state_history_due (organization_id, workflow_id, key)
+            VALUES (NEW.organization_id, NEW.workflow_id, NEW.key)
             ON CONFLICT DO NOTHING;
         END IF;
     END IF;
     RETURN NULL;
 """
 
-# Usage counters: rows per workflow, and rows and bytes per organization, kept exact for every
-# writer by these triggers. They count rows, expired ones included until they are deleted; the
-# store turns "rows" into "live keys" only when a limit would be passed (keeperstate_check_usage
-# reclaims the scope's expired rows and counts again), so a write never scans.
-#
-# An organization's counter is split in rows whose sum is its usage: a transaction adds to the
-# row of its connection (pg_backend_pid() modulo USAGE_SHARDS), so creators in one organization
-# do not queue on one row lock until each commit's flush. Decreases go to a second set of rows
-# (shards USAGE_SHARDS…2×USAGE_SHARDS-1), which the exact path never needs to lock: a decrease in
-# flight only makes a count cautious. How the store stays exact with shards is told in
-# keeperstate_check_usage (CHECK_USAGE_FUNCTION_SQL, below).
-#
-# Inserts and deletes are counted per statement from transition tables: the sweeper's batch of
-# 1,000 rows is one update per organization and per workflow, not 1,000. Locks are taken in one
-# order everywhere: organization shards (by organization), then workflows (by id), so two
-# multi-row statements cannot deadlock on them. A deleted organization or workflow takes its
-# usage rows along (foreign keys ON DELETE CASCADE); the EXISTS guards skip it mid-cascade.
-USAGE_SHARDS = 32
-_SHARD = f"(pg_backend_pid() % {USAGE_SHARDS})"
-_DECREASE_SHARD = f"({USAGE_SHARDS} + pg_backend_pid() % {USAGE_SHARDS})"
-USAGE_INSERT_SQL = f"""
-    INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)
-    SELECT organization_id, {_SHARD}, count(*), sum(size_bytes) FROM new_rows
-     GROUP BY organization_id ORDER BY organization_id
-    ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys + EXCLUDED.keys, bytes = u.bytes + EXCLUDED.bytes;
-    INSERT INTO workflow_state_usage AS u (workflow_id, keys)
-    SELECT workflow_id, count(*) FROM new_rows GROUP BY workflow_id ORDER BY workflow_id
-    ON CONFLICT (workflow_id) DO UPDATE SET keys = u.keys + EXCLUDED.keys;
-    RETURN NULL;
-"""
-
-USAGE_DELETE_SQL = f"""
-    INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)
-    SELECT d.organization_id, {_DECREASE_SHARD}, -count(*), -sum(d.size_bytes) FROM old_rows d
-     WHERE EXISTS (SELECT 1 FROM organization o WHERE o.id = d.organization_id)
-     GROUP BY d.organization_id ORDER BY d.organization_id
-    ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys + EXCLUDED.keys, bytes = u.bytes + EXCLUDED.bytes;
-    FOR r IN SELECT workflow_id, count(*) AS n FROM old_rows GROUP BY workflow_id ORDER BY workflow_id LOOP
-        UPDATE workflow_state_usage SET keys = keys - r.n WHERE workflow_id = r.workflow_id;
-    END LOOP;
-    RETURN NULL;
-"""
-
-# An update changes usage only when the value's size changes or the workflow moved to another
-# organization; the trigger's WHEN clause (evaluated without calling any function) skips the
-# common case, a same-size overwrite of a cursor or counter.
-USAGE_UPDATE_WHEN = (
-    'OLD."size_bytes" IS DISTINCT FROM NEW."size_bytes" OR OLD."organization_id" IS DISTINCT FROM NEW."organization_id"'
-)
+# An update changes usage only when the value's size changes (nothing moves a row to another
+# organization: organization_id is never rewritten, docs/scaling.md); the trigger's WHEN clause
+# (evaluated without calling any function) skips the common case, a same-size overwrite of a
+# cursor or counter. A growth goes to the connection's shard, a shrink to its decrease shard.
+USAGE_UPDATE_WHEN = 'OLD."size_bytes" IS DISTINCT FROM NEW."size_bytes"'
 USAGE_UPDATE_SQL = f"""
-    INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)
-    SELECT c.org, CASE WHEN sum(c.keys) > 0 OR sum(c.bytes) > 0 THEN {_SHARD} ELSE {_DECREASE_SHARD} END,
-           sum(c.keys), sum(c.bytes)
-      FROM (VALUES (OLD.organization_id, -1, -OLD.size_bytes), (NEW.organization_id, 1, NEW.size_bytes))
-           AS c (org, keys, bytes)
-     WHERE EXISTS (SELECT 1 FROM organization o WHERE o.id = c.org)
-     GROUP BY c.org ORDER BY c.org
-    ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys + EXCLUDED.keys, bytes = u.bytes + EXCLUDED.bytes;
+    IF EXISTS (SELECT 1 FROM organization o WHERE o.id = NEW.organization_id) THEN
+        INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)
+        VALUES (NEW.organization_id,
+                CASE WHEN NEW.size_bytes > OLD.size_bytes THEN {_SHARD} ELSE {_DECREASE_SHARD} END,
+                0, NEW.size_bytes - OLD.size_bytes)
+        ON CONFLICT (organization_id, shard) DO UPDATE SET bytes = u.bytes + EXCLUDED.bytes;
+    END IF;
     RETURN NULL;
 """
 
@@ -244,7 +246,8 @@ DECLARE
     slack_bytes bigint := CASE WHEN p_exact THEN 0 ELSE {USAGE_SHARDS - 1} * 16384 END;
 BEGIN
     LOOP
-        SELECT coalesce(max(u.keys), 0) INTO wf_keys FROM workflow_state_usage u WHERE u.workflow_id = p_wf;
+        SELECT coalesce(max(u.keys), 0) INTO wf_keys FROM workflow_state_usage u
+         WHERE u.organization_id = p_org AND u.workflow_id = p_wf;
         SELECT coalesce(sum(u.keys), 0), coalesce(sum(u.bytes), 0) INTO org_keys, org_bytes
           FROM organization_state_usage u WHERE u.organization_id = p_org;
         IF p_adds_key AND wf_keys > p_max_wf THEN
@@ -269,43 +272,60 @@ END;
 $$;
 """  # noqa: E501 - the text as installed: a rewrapped line would be another body
 
-# Delete up to p_limit expired rows of an organization (p_wf NULL) or of one workflow, as the
-# sweeper would (keeperstate/state/maintenance.py, SWEEP_SQL): tombstones keep their versions,
-# and the events name the sweeper. The picked ids are materialised (as an IN subquery the planner
-# may run it again and pass the limit). SKIP LOCKED: a row someone holds is being revived or
+# Delete up to p_limit expired rows of an organization (p_wf NULL) or of one workflow: the
+# sweeper calls it organization by organization (keeperstate/state/maintenance.py), and a write
+# that would pass a limit calls it for its own scope. Tombstones keep their versions, and the
+# events name the sweeper. Rows are taken in workflow order, the order of the usage rows' locks.
+# The picked ids are kept in an array (as an IN subquery the planner may run it again and pass the
+# limit). SKIP LOCKED: a row someone holds is being revived or
 # swept; waiting for it while holding usage rows could deadlock.
 _RECLAIM = """
-        WITH picked AS MATERIALIZED (
-            SELECT id FROM workflow_state
-             WHERE {scope} AND {expired}
-             LIMIT p_limit FOR UPDATE SKIP LOCKED
-        ), gone AS (
-            DELETE FROM workflow_state WHERE id IN (SELECT id FROM picked)
-            RETURNING workflow_id, key, value, version
-        ), logged AS (
-            INSERT INTO workflow_state_event (workflow_id, key, operation, old_value, old_version, actor, created_at)
-            SELECT workflow_id, key, 'delete', value, version, 'sweeper', clock_timestamp() FROM gone
-        )
-        SELECT count(*) INTO n FROM gone;"""
+        SELECT array_agg(p.id ORDER BY p.workflow_id, p.id), array_agg(DISTINCT p.workflow_id) INTO ids, wfs
+          FROM (SELECT id, workflow_id FROM workflow_state
+                 WHERE {scope} AND {expired}
+                 ORDER BY workflow_id, id
+                 LIMIT p_limit FOR UPDATE SKIP LOCKED) p;"""
 RECLAIM_EXPIRED_FUNCTION_SQL = f"""
 CREATE OR REPLACE FUNCTION keeperstate_reclaim_expired(p_org bigint, p_wf uuid, p_limit integer)
 RETURNS integer LANGUAGE plpgsql AS $$
 DECLARE
     n integer;
+    ids bigint[];
+    wfs uuid[];
 BEGIN
     IF p_wf IS NULL THEN{_RECLAIM.format(scope="organization_id = p_org", expired=expired())}
     ELSE{_RECLAIM.format(scope="organization_id = p_org AND workflow_id = p_wf", expired=expired())}
     END IF;
+    IF ids IS NULL THEN
+        RETURN 0;
+    END IF;
+    -- The row trigger counts each deleted row; its locks are taken here first, in the order every
+    -- writer takes them (the organization's shard, then workflows by id), so two sweepers of one
+    -- organization cannot deadlock on them.
+    INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)
+    VALUES (p_org, {_DECREASE_SHARD}, 0, 0)
+    ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys;
+    PERFORM 1 FROM workflow_state_usage u WHERE u.organization_id = p_org AND u.workflow_id = ANY(wfs)
+      ORDER BY u.workflow_id FOR UPDATE;
+    -- The events first (the rows are locked), then the delete, whose trigger finds them.
+    INSERT INTO workflow_state_event
+        (organization_id, workflow_id, key, operation, old_value, old_version, actor, created_at)
+    SELECT organization_id, workflow_id, key, 'delete', value, version, 'sweeper', clock_timestamp()
+      FROM workflow_state WHERE organization_id = p_org AND id = ANY(ids);
+    DELETE FROM workflow_state WHERE organization_id = p_org AND id = ANY(ids);
+    GET DIAGNOSTICS n = ROW_COUNT;
     RETURN n;
 END;
 $$;
 """
 
-# The trim of the keys marked due (workflow_state_history_due, model StateHistoryDue): up to
-# p_limit marked keys, each taken with SKIP LOCKED (several workers share the work, none waits)
-# and trimmed to the newest history_per_key events; returns how many keys it trimmed.
+# The trim of an organization's keys marked due (workflow_state_history_due, model
+# StateHistoryDue): up to p_limit marked keys, each taken with SKIP LOCKED (several workers share
+# the work, none waits) and trimmed to the newest history_per_key events; returns how many keys it
+# trimmed. One organization per call, so every statement stays on its shard; the caller goes
+# through the organizations that have marks (keeperstate/state/maintenance.py).
 TRIM_HISTORY_FUNCTION_SQL = f"""
-CREATE OR REPLACE FUNCTION keeperstate_trim_history(p_limit integer) RETURNS integer
+CREATE OR REPLACE FUNCTION keeperstate_trim_history(p_org bigint, p_limit integer) RETURNS integer
 LANGUAGE plpgsql AS $$
 DECLARE
     d record;
@@ -313,19 +333,20 @@ DECLARE
 BEGIN
     FOR d IN
         WITH picked AS MATERIALIZED (
-            SELECT workflow_id, key FROM workflow_state_history_due LIMIT p_limit FOR UPDATE SKIP LOCKED
+            SELECT workflow_id, key FROM workflow_state_history_due WHERE organization_id = p_org
+             LIMIT p_limit FOR UPDATE SKIP LOCKED
         )
         DELETE FROM workflow_state_history_due h USING picked p
-         WHERE h.workflow_id = p.workflow_id AND h.key = p.key
+         WHERE h.organization_id = p_org AND h.workflow_id = p.workflow_id AND h.key = p.key
         RETURNING h.workflow_id, h.key
-    LOOP{_TRIM_KEY.format(wf="d.workflow_id", key="d.key")}
+    LOOP{_TRIM_KEY.format(org="p_org", wf="d.workflow_id", key="d.key")}
         n := n + 1;
     END LOOP;
     RETURN n;
 END;
 $$;
 """
-DROP_TRIM_HISTORY_FUNCTION_SQL = "DROP FUNCTION keeperstate_trim_history(integer);"
+DROP_TRIM_HISTORY_FUNCTION_SQL = "DROP FUNCTION keeperstate_trim_history(bigint, integer);"
 
 # A key with no row at all (never written, or deleted or swept: the tombstone continues its
 # versions), in one round trip: insert, then check the limits. No row returned: the key has a
@@ -409,17 +430,20 @@ RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
     v bigint;
 BEGIN
-    -- One statement: the trigger's check for the event runs at its end, when the event is there.
-    WITH gone AS (
-        DELETE FROM workflow_state AS s
-         WHERE s.organization_id = p_org AND s.workflow_id = p_wf AND s.key = p_key
-           AND {live("s")} AND (p_expected IS NULL OR s.version = p_expected)
-        RETURNING s.value, s.version
-    )
+    -- The event first, under the row's lock, then the delete: the trigger finds an event an
+    -- earlier statement wrote, which holds on a sharded database too (where the parts of one
+    -- statement reach a shard one by one, docs/scaling.md).
     INSERT INTO workflow_state_event AS e
-        (workflow_id, key, operation, old_value, old_version, execution_id, created_at)
-    SELECT p_wf, p_key, 'delete', gone.value, gone.version, p_execution, clock_timestamp() FROM gone
+        (organization_id, workflow_id, key, operation, old_value, old_version, execution_id, created_at)
+    SELECT p_org, p_wf, p_key, 'delete', s.value, s.version, p_execution, clock_timestamp()
+      FROM workflow_state AS s
+     WHERE s.organization_id = p_org AND s.workflow_id = p_wf AND s.key = p_key
+       AND {live("s")} AND (p_expected IS NULL OR s.version = p_expected)
+       FOR UPDATE OF s
     RETURNING e.old_version INTO v;
+    IF v IS NOT NULL THEN
+        DELETE FROM workflow_state AS s WHERE s.organization_id = p_org AND s.workflow_id = p_wf AND s.key = p_key;
+    END IF;
     RETURN v;
 END;
 $$;
@@ -434,7 +458,8 @@ DROP_DELETE_KEY_FUNCTION_SQL = "DROP FUNCTION keeperstate_delete_key(bigint, uui
 # the read-only rule, whose WHEN clause keeps its function from running at all, stays with
 # pgtrigger (keeperstate/state/models.py).
 #
-# Order: Postgres fires a table's triggers of one timing in name order. None of these depends on
+# Every trigger is FOR EACH ROW (no transition tables: docs/scaling.md). Order: Postgres fires a
+# table's triggers of one timing in name order. None of these depends on
 # another's side effects except through NEW, and the version is set in BEFORE triggers, before
 # any AFTER trigger reads it; so their order among themselves does not matter.
 # To change a body, change it here and add a migration that carries the new text frozen, as
@@ -445,9 +470,6 @@ _TRIGGERS = (
      VERSION_BUMP_SQL),
     ("version_start", "BEFORE INSERT", "FOR EACH ROW", "", VERSION_START_SQL),
     ("history", "AFTER INSERT OR UPDATE OR DELETE", "FOR EACH ROW", "", HISTORY_SQL),
-    ("usage_insert", "AFTER INSERT", "REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT", "", USAGE_INSERT_SQL),
-    ("usage_delete", "AFTER DELETE", "REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT", "DECLARE r record;",
-     USAGE_DELETE_SQL),
     ("usage_update", "AFTER UPDATE", f"FOR EACH ROW WHEN ({USAGE_UPDATE_WHEN})", "", USAGE_UPDATE_SQL),
 )
 STATE_TRIGGERS_SQL = "\n".join(
@@ -463,25 +485,27 @@ CREATE OR REPLACE TRIGGER keeperstate_state_{name} {events} ON workflow_state {l
 """
     for name, events, level, declare, body in _TRIGGERS
 )
+# The statement-level usage triggers that migration 0017 replaced by the row trigger above.
+DROPPED_STATE_TRIGGERS = ("usage_insert", "usage_delete")
 DROP_STATE_TRIGGERS_SQL = "\n".join(
     f"DROP TRIGGER keeperstate_state_{name} ON workflow_state; DROP FUNCTION keeperstate_state_{name}();"
     for name, *_ in _TRIGGERS
 )
 
-# History and tombstones go with their workflow, for the ORM and raw SQL alike: they have no
-# foreign key to it, whose referential check locked the workflow's row (FOR KEY SHARE, a write)
-# on every history event. The body keeps the indentation migration 0011 installed it with.
+# History, tombstones and due marks go with their workflow, for the ORM and raw SQL alike: they
+# have no foreign key to it, whose referential check locked the workflow's row (FOR KEY SHARE, a
+# write) on every history event. Row by row, each delete on the workflow's own shard.
 WORKFLOW_HISTORY_GONE_SQL = """
 CREATE OR REPLACE FUNCTION keeperstate_workflow_state_history_gone() RETURNS trigger LANGUAGE plpgsql AS $$
-                BEGIN
-                    DELETE FROM workflow_state_event WHERE workflow_id IN (SELECT id FROM gone);
-                    DELETE FROM workflow_state_tombstone WHERE workflow_id IN (SELECT id FROM gone);
-                    RETURN NULL;
-                END;
-                $$;
+BEGIN
+    DELETE FROM workflow_state_event WHERE organization_id = OLD.organization_id AND workflow_id = OLD.id;
+    DELETE FROM workflow_state_tombstone WHERE organization_id = OLD.organization_id AND workflow_id = OLD.id;
+    DELETE FROM workflow_state_history_due WHERE organization_id = OLD.organization_id AND workflow_id = OLD.id;
+    RETURN NULL;
+END;
+$$;
 CREATE OR REPLACE TRIGGER keeperstate_workflow_state_history_gone
-    AFTER DELETE ON workflow REFERENCING OLD TABLE AS gone
-    FOR EACH STATEMENT EXECUTE FUNCTION keeperstate_workflow_state_history_gone();
+    AFTER DELETE ON workflow FOR EACH ROW EXECUTE FUNCTION keeperstate_workflow_state_history_gone();
 """
 
 # Everything above that the database holds, as the migrated database must hold it

@@ -43,7 +43,7 @@ from keeperstate.state.errors import (
     StateStorageError,
     StateVersionConflict,
 )
-from keeperstate.state.sql import LIVE_SQL, live
+from keeperstate.state.sql import LIVE_SQL
 from keeperstate.state.values import (
     MAX_SAFE_INTEGER,
     encode_value,
@@ -109,8 +109,10 @@ _INTEGER = "(jsonb_typeof(value) = 'number' AND value::text ~ '^-?[0-9]+$')"
 
 GET_SQL = f"SELECT value, version, expires_at FROM workflow_state WHERE {_KEY} AND {LIVE_SQL}"
 
+# The new value is cast, not to_jsonb(): a STABLE function over a column in an UPDATE is what a
+# distributed planner refuses (docs/scaling.md); the text of a whole number is its JSON.
 INCREMENT_SQL = f"""
-UPDATE workflow_state SET value = to_jsonb(value::text::numeric + %(by)s), {_SET_ROW}
+UPDATE workflow_state SET value = ((value::text::numeric + %(by)s)::text)::jsonb, {_SET_ROW}
  WHERE {_KEY} AND {LIVE_SQL} AND {_INTEGER}
    AND abs(value::text::numeric + %(by)s) <= {MAX_SAFE_INTEGER}
    AND size_bytes >= octet_length((value::text::numeric + %(by)s)::text)
@@ -140,15 +142,18 @@ LOCK_USAGE_SQL = "SELECT keeperstate_lock_usage(%(org)s)"
 # The locked path.
 LOCK_ROW_SQL = f"SELECT value, version, {LIVE_SQL}, size_bytes FROM workflow_state WHERE {_KEY} FOR UPDATE"
 # Insert, or overwrite the existing row (live or expired) in place; reviving an expired row
-# restarts its created_at.
+# restarts its created_at. No now() in DO UPDATE SET (a distributed planner wants only immutable
+# functions there): the inserted row carries the transaction's clock, EXCLUDED.updated_at.
 UPSERT_SQL = f"""
-INSERT INTO workflow_state (organization_id, workflow_id, key, value, version, expires_at, updated_by_execution_id)
-VALUES (%(org)s, %(wf)s, %(key)s, %(value)s::jsonb, 1, {_EXPIRY}, %(execution)s)
+INSERT INTO workflow_state
+    (organization_id, workflow_id, key, value, version, expires_at, updated_by_execution_id, created_at, updated_at)
+VALUES (%(org)s, %(wf)s, %(key)s, %(value)s::jsonb, 1, {_EXPIRY}, %(execution)s, now(), now())
 ON CONFLICT (organization_id, workflow_id, key) DO UPDATE
    SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at,
        updated_by_execution_id = EXCLUDED.updated_by_execution_id,
-       version = workflow_state.version + 1, updated_at = now(),
-       created_at = CASE WHEN {live("workflow_state")} THEN workflow_state.created_at ELSE now() END
+       version = workflow_state.version + 1, updated_at = EXCLUDED.updated_at,
+       created_at = CASE WHEN workflow_state.expires_at IS NULL OR workflow_state.expires_at > EXCLUDED.updated_at
+                         THEN workflow_state.created_at ELSE EXCLUDED.created_at END
 RETURNING version, expires_at, size_bytes
 """
 # After the write, in its transaction: the counters include it (state/sql.py).

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.cache import patch_cache_control
 
 from keeperstate.audit.context import acting
+from keeperstate.core.errors import Code, error_body
 
 
 class DropMalformedCookies:
@@ -25,6 +26,38 @@ class DropMalformedCookies:
         for name in [name for name, value in request.COOKIES.items() if "\x00" in value or "\x00" in name]:
             del request.COOKIES[name]
         return self.get_response(request)
+
+
+class RefuseNulInAddress:
+    """Answer 400 BAD_REQUEST to a path or query string holding U+0000 (``%00``).
+
+    No id, name or filter can hold it, and Postgres refuses it in any query parameter, which
+    Django reports as a database error: a 503 DATABASE_ERROR with Retry-After, so a client would
+    retry for ever and the logs would read "database down". Refused here, once, before any view
+    or lookup sees it (JSON under /api/ and /hooks/ and for JSON clients, the plain 400 page
+    elsewhere).
+    """
+
+    DETAIL = "The address contains the character U+0000 (%00), which no id, name or filter holds; remove it."
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if "\x00" in request.path_info or _nul_in_query(request):
+            return self.refusal(request)
+        return self.get_response(request)
+
+    def refusal(self, request: HttpRequest) -> HttpResponse:
+        from keeperstate.web.error_pages import JSON_PREFIXES, error_response
+
+        if request.path_info.startswith(JSON_PREFIXES) or "application/json" in request.headers.get("Accept", ""):
+            return JsonResponse(error_body(Code.BAD_REQUEST, self.DETAIL), status=400)
+        return error_response(request, 400)
+
+
+def _nul_in_query(request: HttpRequest) -> bool:
+    return any("\x00" in key or any("\x00" in value for value in values) for key, values in request.GET.lists())
 
 
 class NoStoreMiddleware:

@@ -12,6 +12,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from keeperstate.accounts.models import Membership, Organization
+from keeperstate.core.sharding import KeepsOrganization
 
 
 def new_webhook_secret() -> str:
@@ -47,7 +48,7 @@ class WorkflowQuerySet(models.QuerySet["Workflow"]):
         )
 
 
-class Workflow(models.Model):
+class Workflow(KeepsOrganization):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="workflows")
     name = models.CharField(max_length=200)
@@ -74,11 +75,10 @@ class Workflow(models.Model):
     class Meta:
         db_table = "workflow"
         ordering = ["-updated_at"]
-        constraints = [
-            # Target of workflow_state's composite foreign key (workflow_id, organization_id),
-            # which keeps a state row's organization equal to its workflow's.
-            models.UniqueConstraint(fields=["id", "organization"], name="workflow_id_organization_unique"),
-        ]
+        # The primary key in the database is (organization_id, id) (migration 0017, docs/scaling.md):
+        # the target of every composite foreign key (organization_id, workflow_id) into it, which
+        # keeps a state row's or an execution's organization equal to its workflow's. Django
+        # still addresses a workflow by id alone.
         indexes = [
             # The scheduler's one query: active, alive workflows whose tick is due.
             models.Index(

@@ -27,6 +27,11 @@ DESIGN_PATHS = {
     "/api/tokens/": {"get", "post"},
     "/api/tokens/{prefix}/": {"delete"},
     "/api/audit/": {"get"},
+    # DESIGN.md §15: state over HTTP
+    "/api/workflows/{id}/state/": {"get"},
+    "/api/workflows/{id}/state/{key}/": {"get", "put", "delete"},
+    "/api/workflows/{id}/state/{key}/increment/": {"post"},
+    "/api/workflows/{id}/state/{key}/history/": {"get"},
     # issue 25: the Runs chart
     "/api/workflows/{id}/executions/stats/": {"get"},
 }
@@ -55,8 +60,21 @@ def test_schema_has_every_endpoint_of_the_design(schema):
     assert operations == DESIGN_PATHS
 
 
-def test_no_path_reaches_state_by_workflow_id(schema):
-    assert not [path for path in schema["paths"] if "state" in path.lower()]
+def test_every_state_operation_has_examples(schema):
+    operations = [op for path, ops in schema["paths"].items() if "/state/" in path for op in ops.values()]
+
+    assert len(operations) == 6
+    for operation in operations:
+        bodies = [*operation.get("requestBody", {}).get("content", {}).values(),
+                  *(c for r in operation["responses"].values() for c in r.get("content", {}).values())]
+        assert any("examples" in body for body in bodies), operation["operationId"]
+
+
+def test_a_state_write_documents_its_preconditions_and_412(schema):
+    put = schema["paths"]["/api/workflows/{id}/state/{key}/"]["put"]
+
+    assert {p["name"] for p in put["parameters"]} >= {"If-Match", "If-None-Match", "key"}
+    assert "412" in put["responses"]
 
 
 def test_execution_response_is_described_with_its_camel_case_keys(schema):
@@ -79,7 +97,7 @@ def test_execution_response_is_described_with_its_camel_case_keys(schema):
         "finishedAt",
         "scheduledFor",
     }
-    assert set(responses) == {"200", "201", "202", "400", "401", "403", "404", "409", "413", "415"}
+    assert set(responses) == {"200", "201", "202", "400", "401", "403", "404", "409", "413", "414", "415", "429"}
 
 
 def test_request_bodies_name_their_input_serializers(schema):
@@ -111,3 +129,26 @@ def test_docs_page_is_served_from_local_static_files(anonymous):
     script = anonymous.get("/api/docs/?script=")
     assert script.status_code == 200
     assert "/api/schema/" in script.content.decode()
+
+
+def test_every_operation_documents_429_with_retry_after_and_414(schema):
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            assert "Retry-After" in operation["responses"]["429"]["headers"], (method, path)
+            assert "414" in operation["responses"], (method, path)
+
+
+def test_the_idempotency_key_header_is_described_with_its_rule(schema):
+    (header,) = [p for p in schema["paths"]["/api/workflows/{id}/execute/"]["post"]["parameters"]
+                 if p["name"] == "Idempotency-Key"]
+
+    assert header["schema"]["maxLength"] == 200
+    assert header["schema"]["minLength"] == 1
+    assert "IDEMPOTENCY_KEY_INVALID" in header["description"]
+
+
+def test_organization_is_optional_on_create(schema):
+    body = schema["components"]["schemas"]["WorkflowCreateInput"]
+
+    assert "organization" in body["properties"]
+    assert "organization" not in body.get("required", [])

@@ -128,8 +128,50 @@ def test_wait_takes_1_to_30_seconds(client, hooked, query):
     assert WorkflowExecution.objects.count() == 0
 
 
-def test_wait_answers_202_when_the_run_does_not_finish_in_time(client, hooked):
+@pytest.mark.django_db(transaction=True)
+def test_a_waited_webhook_runs_in_the_web_process_and_answers_the_finished_run(client, hooked):
+    response = post(client, hooked, {"block": 3}, query="?wait=5")
+
+    assert response.status_code == 200
+    assert (response.json()["status"], response.json()["input"]) == ("success", {"block": 3})
+    assert WorkflowExecution.objects.get().status == "success"  # no worker ran: the web process did
+
+
+@pytest.fixture
+def slow_runs(monkeypatch):
+    """Each run takes 1.5 s before its graph starts."""
+    import time
+
+    from keeperstate.executions import service
+
+    real = service.run_graph
+
+    def slow(*args, **kwargs):
+        time.sleep(1.5)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(service, "run_graph", slow)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_wait_answers_202_when_the_run_does_not_finish_in_time_and_the_run_goes_on(client, hooked, slow_runs):
+    from tests.workers.processes import wait_until
+
     response = post(client, hooked, {}, query="?wait=1")
 
     assert response.status_code == 202
-    assert response.json()["status"] == "queued"
+    assert response.json()["status"] == "running"
+    execution = WorkflowExecution.objects.get(pk=response.json()["executionId"])
+    wait_until(lambda: WorkflowExecution.objects.get(pk=execution.pk).status == "success", 10, "the run to end")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_waited_webhook_is_queued_for_a_worker_when_the_pool_is_busy(client, hooked, monkeypatch):
+    from keeperstate.executions import inprocess
+
+    monkeypatch.setattr(inprocess, "reserve", lambda: False)
+
+    response = post(client, hooked, {}, query="?wait=1")
+
+    assert response.status_code == 202
+    assert response.json()["status"] == "queued"  # no worker runs here; a worker would take it

@@ -68,6 +68,10 @@ def test_serve_runs_gunicorn_with_static_files_and_sigterm_stops_everything(serv
     assert f"editor:         {base}/builder/" in banner  # a port-only address prints real URLs
     assert "log in as:      demo / keeperstate-demo" in banner
     assert "started:        worker pid" in banner  # queued and scheduled runs
+    assert f"MCP (agents):   {base}/mcp/" in banner
+    # serve serves MCP on its own address: without a token, the API's 401 with the Bearer challenge
+    mcp = httpx.post(f"{base}/mcp/", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, timeout=20)
+    assert (mcp.status_code, mcp.headers.get("WWW-Authenticate")) == (401, "Bearer")
     children = serve.descendants()
     postgres = postmaster_pid(data_dir)
     assert postgres is not None

@@ -7,7 +7,7 @@ from django.db import DatabaseError, connection, transaction
 
 from keeperstate.accounts.models import Organization
 from keeperstate.state.models import WorkflowState
-from keeperstate.state.store import StateScope, state_get, state_set
+from keeperstate.state.store import state_get, state_set
 from keeperstate.workflows.models import Workflow
 from tests.factories import make_workflow
 from tests.state.test_store import delete_workflow_by_sql
@@ -114,19 +114,21 @@ def test_organization_cannot_drift_from_the_workflows(scope, other_org):
     assert WorkflowState.objects.get(key="cursor").organization_id == scope.organization_id
 
 
-def test_moving_a_workflow_to_another_organization_carries_its_state(scope, workflow, other_org):
+def test_a_workflow_keeps_its_organization_for_every_writer(scope, workflow, other_org):
+    # No ON UPDATE CASCADE any more (migration 0017): a row's organization is its shard.
     state_set(scope=scope, key="cursor", value=41)
-    state_set(scope=scope, key="cursor", value=42)
+    workflow.name = "renamed"
+    workflow.save()  # an ordinary save leaves organization_id out of its UPDATE
 
     workflow.organization = other_org
-    workflow.save()
+    with pytest.raises(ValueError, match="cannot be moved"):
+        workflow.save()
+    with pytest.raises(DatabaseError), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("UPDATE workflow SET organization_id = %s WHERE id = %s", [other_org.id, workflow.id])
 
-    row = WorkflowState.objects.get(key="cursor")
-    assert row.organization_id == other_org.id
-    assert row.version == 2  # a move is not a write
-    moved = StateScope(organization_id=other_org.id, workflow_id=workflow.id)
-    assert state_get(scope=moved, key="cursor").value == 42
-    assert not state_get(scope=scope, key="cursor").exists
+    assert Workflow.objects.get(pk=workflow.pk).organization_id == scope.organization_id
+    assert Workflow.objects.get(pk=workflow.pk).name == "renamed"
+    assert state_get(scope=scope, key="cursor").value == 41
 
 
 def test_deleting_a_workflow_deletes_its_state(scope, workflow):

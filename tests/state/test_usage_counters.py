@@ -78,16 +78,20 @@ def test_admin_sweeper_and_raw_sql_keep_the_counters_exact(scope, workflow):
     assert_exact()
 
 
-def test_moving_a_workflow_moves_its_usage(scope, workflow, org, other_org):
+def test_a_workflow_never_moves_to_another_organization_so_its_usage_stays(scope, workflow, org, other_org):
+    # Rows never change organization (the tables shard by it, docs/scaling.md): save() refuses.
+    from keeperstate.core.sharding import OrganizationChanged
+
     state_set(scope=scope, key="a", value="abc")
     state_set(scope=scope, key="b", value=1)
 
     workflow.organization = other_org
-    workflow.save()
+    with pytest.raises(OrganizationChanged, match="cannot be moved"):
+        workflow.save()
 
     assert_exact()
-    assert org_usage(org.id).live_keys == 0
-    assert (org_usage(other_org.id).live_keys, org_usage(other_org.id).stored_bytes) == (2, 6)
+    assert (org_usage(org.id).live_keys, org_usage(org.id).stored_bytes) == (2, 6)
+    assert org_usage(other_org.id).live_keys == 0
 
 
 def test_deleting_workflows_and_organizations_takes_their_usage(scope, workflow, org):

@@ -201,3 +201,8 @@ def test_bench_runs_measures_runs_against_their_floor_and_prints_json():
     assert figures["stack"]["runs_per_s"] > figures["web"]["counter.web1.c1"]["runs_per_s"]  # a 404 beats a run
     assert 0 < figures["targets"]["counter.c1_vs_floor"]["ceiling"] < 1
     assert figures["queue"]["counter.workers1"]["runs"] == 4
+    # the waited webhook and the queued one, beside the API, in the same run
+    assert set(figures["webhook"]) == {f"{kind}.{how}" for kind in ("monitor", "counter")
+                                       for how in ("wait.web1.c1", "queued.web1.c4.workers1")}
+    assert all(row["runs"] > 0 for row in figures["webhook"].values())
+    assert {"counter.webhook_wait_p50_vs_api", "counter.webhook_queued_vs_api_c1"} <= set(figures["targets"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from keeperstate.engine.actions.state_get import KEY_FIELD
+from keeperstate.engine.actions.state_get import KEY_FIELD, run_key
 from keeperstate.engine.actions.state_set import EXPECTED_VERSION_FIELD
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.registry import ActionDefinition, OutputField, register
@@ -13,7 +13,7 @@ from keeperstate.state.store import state_delete
 
 def run_state_delete(config: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
     result = state_delete(
-        scope=ctx.state_scope(), key=config.get("key"), expected_version=config.get("expectedVersion")
+        scope=ctx.state_scope(), key=run_key(config, ctx), expected_version=config.get("expectedVersion")
     )
     return result.as_output()
 

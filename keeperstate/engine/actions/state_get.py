@@ -7,6 +7,7 @@ from typing import Any
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.fields import ConfigField
 from keeperstate.engine.registry import ActionDefinition, OutputField, register
+from keeperstate.state.errors import StateInvalidKey
 from keeperstate.state.store import state_get
 from keeperstate.state.values import normalize_key
 
@@ -22,9 +23,23 @@ KEY_FIELD = ConfigField(
 )
 
 
+def run_key(config: dict[str, Any], ctx: RunContext) -> Any:
+    """The resolved key of a state action, refused when it holds a secret this run resolved: a key
+    is stored in plain text and shown in the State panel, admin and history (values are refused
+    the same way, State Set)."""
+    key = config.get("key")
+    if ctx.secrets.contains_used(key):
+        raise StateInvalidKey(
+            "The key contains a secret of your organization; state keys are shown in the editor and admin, "
+            "so a secret cannot be part of one. Build the key from an id or a name instead.",
+            field="key",
+        )
+    return key
+
+
 def run_state_get(config: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
     # Scope comes from the run only: organizationId/workflowId in config are ignored.
-    return state_get(scope=ctx.state_scope(), key=config.get("key")).as_output()
+    return state_get(scope=ctx.state_scope(), key=run_key(config, ctx)).as_output()
 
 
 STATE_GET = register(

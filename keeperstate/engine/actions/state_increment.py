@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from keeperstate.engine.actions.state_get import KEY_FIELD
+from keeperstate.engine.actions.state_get import KEY_FIELD, run_key
 from keeperstate.engine.actions.state_set import TTL_FIELD
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.fields import ConfigField
@@ -24,7 +24,9 @@ BY_FIELD = ConfigField(
 
 
 def run_state_increment(config: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
-    write = state_increment(scope=ctx.state_scope(), key=config.get("key"), by=config.get("by"), ttl=config.get("ttl"))
+    write = state_increment(
+        scope=ctx.state_scope(), key=run_key(config, ctx), by=config.get("by"), ttl=config.get("ttl")
+    )
     return {"value": write.value, "version": write.version, "created": write.created}
 
 

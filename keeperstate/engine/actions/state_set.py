@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from keeperstate.engine.actions.state_get import KEY_FIELD
+from keeperstate.engine.actions.state_get import KEY_FIELD, run_key
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.fields import ConfigField, ConfigInvalid
 from keeperstate.engine.registry import ActionDefinition, OutputField, register
@@ -85,7 +85,7 @@ def run_state_set(config: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
     try:
         write = state_set(
             scope=ctx.state_scope(),
-            key=config.get("key"),
+            key=run_key(config, ctx),
             value=config.get("value"),
             ttl=config.get("ttl"),
             expected_version=config.get("expectedVersion"),

@@ -78,11 +78,15 @@ def bind(host: str, port: int) -> socket.socket:
     return listener
 
 
+DEMO_PREFIX = "/demo/"
+
+
 def allow_own_address(base_url: str) -> None:
-    """Allow HTTP Request to reach this site itself, in this process and the processes it starts
-    (KEEPERSTATE_HTTP_ALLOW gains its ``host:port``), so the demo monitor can call the demo feed
-    and alerts endpoints served here. Only that port: the rest of the machine stays blocked."""
-    own = base_url.split("://", 1)[1]
+    """Allow HTTP Request to reach this site's demo endpoints, in this process and the processes it
+    starts (KEEPERSTATE_HTTP_ALLOW gains ``host:port/demo/``), so the demo monitor can call the
+    demo chain and alert sink served here. Only that path of that port (ADR 0040): the admin, the
+    API and the rest of the machine stay blocked to every organization's workflows."""
+    own = base_url.split("://", 1)[1] + DEMO_PREFIX
     allowed = env_list("KEEPERSTATE_HTTP_ALLOW")
     if own not in allowed:
         os.environ["KEEPERSTATE_HTTP_ALLOW"] = ",".join([*allowed, own])
@@ -114,13 +118,14 @@ class Command(BaseCommand):
             sys.stderr.write(f"KeeperState cannot start: {exc}\n")
             sys.exit(1)  # through atexit: this process leaves the embedded server's list of users
         base = browse_url(host, port)
-        allow_own_address(base)  # before the children start: they inherit the environment
         self.stdout.write("KeeperState is starting: migrating, collecting static files, starting its processes…")
         try:
             call_command("migrate", interactive=False, verbosity=0)
             call_command("collectstatic", interactive=False, verbosity=0)
             # manage.py installs the demo app for serve unless --no-demo (or KEEPERSTATE_DEMO=false)
             wanted = apps.is_installed("keeperstate.demo") and not options["no_demo"]
+            if wanted:
+                allow_own_address(base)  # before the children start: they inherit the environment
             demo_lines = self._seed(base) if wanted else []
         except KeyboardInterrupt:
             self.stdout.write("KeeperState stopped before it started.")
@@ -152,6 +157,7 @@ class Command(BaseCommand):
         fd = listener.fileno()
         gunicorn = [
             sys.executable, "-m", "gunicorn", "keeperstate.wsgi:application",
+            "--config", "python:keeperstate.ops.gunicorn_conf",  # no Server header
             "--bind", f"fd://{fd}",
             "--chdir", str(settings.BASE_DIR),
             "--workers", str(max(1, web_workers)),
@@ -200,6 +206,7 @@ class Command(BaseCommand):
             f"  editor:         {base}/builder/\n"
             f"  admin:          {base}/admin/\n"
             f"  API docs:       {base}/api/docs/\n"
+            f"  MCP (agents):   {base}/mcp/  (Authorization: Bearer <API token>)\n"
             + "".join(f"{line}\n" for line in demo_lines)
             + "".join(f"  started:        {what}\n" for what in started)
             + "  stop with Ctrl-C\n"

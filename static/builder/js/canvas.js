@@ -5,7 +5,7 @@
 import { isTrigger, nodeConfig, nodeLabel } from "./graph.js";
 import { boundsOf, CARD_WIDTH } from "./layout.js";
 import { routeEdge } from "./routing.js";
-import { findTokens, richText } from "./tokens.js";
+import { hasBrokenReference, richText } from "./tokens.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 const DRAG_THRESHOLD = 4;
@@ -172,7 +172,7 @@ export class Canvas {
       line.title = `${field.label}: ${text}`;
       const value = el("span", "summary-value");
       richText(value, text, nodes);
-      if (findTokens(text).some((t) => t.nodeId !== "__system" && !nodes.has(t.nodeId))) broken = true;
+      if (hasBrokenReference(text, nodes)) broken = true;
       line.append(el("span", "summary-key", field.name), value);
       box.append(line);
     }

@@ -460,8 +460,9 @@ export function budgetGauges(host, { usage, workflowKeys = null, keysPerWorkflow
 
 // --- the editor: the Runs tab and the State panel -------------------------------------------------
 
-// The Runs tab's charts: drawn when the runs list renders (a MutationObserver, so runs.js needs no
-// call into here); a click on a bucket lists that bucket's runs (?queuedFrom=&queuedBefore=).
+// The Runs tab's charts: drawn whenever the runs list renders (its render hooks: after a run, a
+// refresh, a live poll that brought news); a click on a bucket lists that bucket's runs (the runs
+// list's `bucket`, sent as ?since=&until=).
 export class RunCharts {
   constructor(editor, root = document.getElementById("runs-charts")) {
     this.editor = editor;
@@ -469,7 +470,6 @@ export class RunCharts {
     if (!root) return;
     this.url = root.dataset.statsUrl;
     this.range = "24h";
-    this.baseUrl = editor.runs.url;
     this.seq = 0;
     this.filterEl = document.getElementById("runs-filter");
     this.runsHost = root.querySelector("[data-chart-host=runs]");
@@ -479,10 +479,10 @@ export class RunCharts {
     }
     this.filterEl?.querySelector("button")?.addEventListener("click", () => this.filter(null));
     let pending = null;
-    new MutationObserver(() => {
+    editor.runs.hooks.push(() => {
       clearTimeout(pending);
       pending = setTimeout(() => this.refresh(), 50);
-    }).observe(document.getElementById("runs-list"), { childList: true });
+    });
   }
 
   setRange(range) {
@@ -505,18 +505,15 @@ export class RunCharts {
     this.root.dataset.ready = "true";
   }
 
-  // Lists the runs of one bucket (null: all runs again).
+  // Lists the runs of one bucket (null: all runs again; the list's own filters still apply).
   filter(bucket) {
     const runs = this.editor.runs;
-    if (!bucket) {
-      runs.url = this.baseUrl;
-      this.filterEl.hidden = true;
-    } else {
-      runs.url = `${this.baseUrl}&${new URLSearchParams({ queuedFrom: bucket.start, queuedBefore: bucket.end })}`;
-      this.filterEl.hidden = false;
+    runs.bucket = bucket ? { start: bucket.start, end: bucket.end } : null;
+    this.filterEl.hidden = !bucket;
+    this.filterEl.dataset.bucket = bucket ? bucket.start : "";
+    if (bucket) {
       this.filterEl.querySelector("span").textContent = `Showing the runs queued ${new Date(bucket.start).toLocaleString()} – ${new Date(bucket.end).toLocaleTimeString()}.`;
     }
-    this.filterEl.dataset.bucket = bucket ? bucket.start : "";
     runs.refresh();
   }
 }

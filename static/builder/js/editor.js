@@ -23,6 +23,7 @@ class Editor {
     const graph = JSON.parse(document.getElementById("workflow-graph").textContent);
     this.catalogue = JSON.parse(document.getElementById("builder-catalogue").textContent);
     this.workflowId = graph.id;
+    this.root = root;
     // Saving, validating and running go through the API, like every JSON write of the editor.
     this.urls = {
       workflow: root.dataset.workflowApiUrl,
@@ -492,9 +493,12 @@ class Editor {
   }
 
   // Show an execution's results on the canvas and in the Run results tab.
-  showRun(execution, { switchTab = true } = {}) {
-    this.store.set({ run: execution, runRevision: this.store.revision }, { origin: "run" });
-    this.runPanel.showExecution(execution, { switchTab });
+  // A run read from the server (the Runs list, a poll) ran the saved graph: its marks are
+  // current exactly while the document is the saved one.
+  showRun(execution, { switchTab = true, lead = "Run", fromPoll = false } = {}) {
+    const runRevision = fromPoll || lead === "Last run" ? this.store.savedRevision : this.store.revision;
+    this.store.set({ run: execution, runRevision }, { origin: "run" });
+    this.runPanel.showExecution(execution, { switchTab, lead });
   }
 
   async run(input) {
@@ -510,7 +514,8 @@ class Editor {
     const execution = data;
     this.showRun(execution);
     this.statePanel.refresh(); // a run may have written state, even a failed one
-    this.runs.refresh();
+    this.runs.followLatest = true;
+    this.runs.prepend(execution);
     const succeeded = execution.status === "success";
     this.setStatus(succeeded ? "Run succeeded." : `Run ${execution.status === "error" ? "failed" : execution.status}: see the results.`, succeeded ? "ok" : "error");
     return execution;

@@ -3,6 +3,7 @@
 
 import { problem, sendJSON as send } from "./http.js";
 import { isTrigger, nodeConfig } from "./graph.js";
+import { relativeTime, tickRelativeTimes } from "./when.js";
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -21,6 +22,13 @@ export class WorkflowSettings {
     this.nextEl = document.getElementById("next-run");
     this.switchEl.addEventListener("change", () => this.setActive(this.switchEl.checked));
     this.renderNextRun();
+    setInterval(() => tickRelativeTimes(this.nextEl), 1000); // "Next run in 8 s" counts down
+  }
+
+  // Whether the shown next run is over a second in the past: the schedule has moved on since.
+  nextRunPassed() {
+    const { active, nextRunAt } = this.values;
+    return Boolean(active && nextRunAt && new Date(nextRunAt) < Date.now() - 1000);
   }
 
   triggerType() {
@@ -33,11 +41,17 @@ export class WorkflowSettings {
     const type = this.triggerType();
     let text = "";
     if (!active) text = type === "Manual" ? "" : `Off: the ${type.toLowerCase()} trigger does not fire.`;
-    else if (nextRunAt) text = `Next run ${new Date(nextRunAt).toLocaleString()}`;
-    else if (type === "Webhook") text = "On: the webhook runs it.";
+    else if (nextRunAt) {
+      const time = el("time", "next-run-when", relativeTime(nextRunAt));
+      time.dateTime = nextRunAt;
+      time.dataset.relative = nextRunAt;
+      this.nextEl.replaceChildren("Next run ", time);
+      this.nextEl.title = new Date(nextRunAt).toLocaleString();
+      return;
+    } else if (type === "Webhook") text = "On: the webhook runs it.";
     else if (type === "Schedule") text = "On: save to schedule it.";
     this.nextEl.textContent = text;
-    this.nextEl.title = nextRunAt || "";
+    this.nextEl.title = "";
   }
 
   async setActive(active) {

@@ -32,8 +32,9 @@ export function describeToken(tok, nodesById) {
     return { label: "System", path, missing: false, system: true };
   }
   if (tok.nodeId === SECRETS_NODE_ID) {
-    const [, path] = splitLabelPath(tok.rest, "Secrets");
-    return { label: "Secret", path, missing: false, system: true };
+    // A secret is not a node: the badge names it ("Secret ALERT_URL"), never "node deleted".
+    const [, name] = splitLabelPath(tok.rest, "Secrets");
+    return { label: `Secret ${name}`, path: "", missing: false, system: true, secret: true };
   }
   const node = nodesById.get(tok.nodeId);
   const current = node ? (node.data && node.data.label) || node.id : null;
@@ -44,7 +45,7 @@ export function describeToken(tok, nodesById) {
 export function badgeElement(tok, nodesById) {
   const info = describeToken(tok, nodesById);
   const badge = document.createElement("span");
-  badge.className = "ref-badge" + (info.missing ? " missing" : "") + (info.system ? " system" : "");
+  badge.className = "ref-badge" + (info.missing ? " missing" : "") + (info.system ? " system" : "") + (info.secret ? " secret" : "");
   badge.dataset.nodeId = tok.nodeId;
   badge.title = info.missing
     ? `${tok.token}: node '${tok.nodeId}' is no longer in the workflow. Pick the value again with @.`
@@ -55,7 +56,8 @@ export function badgeElement(tok, nodesById) {
   const path = document.createElement("span");
   path.className = "ref-badge-path";
   path.textContent = info.path;
-  badge.append(label, path);
+  badge.append(label);
+  if (info.path) badge.append(path);
   if (info.missing) {
     const note = document.createElement("span");
     note.className = "ref-badge-note";
@@ -63,6 +65,11 @@ export function badgeElement(tok, nodesById) {
     badge.append(note);
   }
   return badge;
+}
+
+// Whether any reference in `text` names a node that is not in the workflow (built-ins and secrets never do).
+export function hasBrokenReference(text, nodesById) {
+  return findTokens(text).some((tok) => describeToken(tok, nodesById).missing);
 }
 
 export function renderBadges(container, text, nodesById) {

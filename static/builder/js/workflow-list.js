@@ -2,6 +2,10 @@
 // (PATCH /api/workflows/<id>/, POST …/duplicate/, DELETE …/), which calls the workflow services.
 
 import { problem, sendJSON as api } from "./http.js";
+import { tickRelativeTimes } from "./when.js";
+
+// "in 8 s" counts down while the list is open.
+setInterval(() => tickRelativeTimes(document), 1000);
 
 const table = document.getElementById("workflow-table");
 const statusEl = document.getElementById("list-status");

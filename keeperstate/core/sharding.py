@@ -1,0 +1,45 @@
+"""Rows that belong to one organization for good: the tables shard by ``organization_id``
+(docs/scaling.md), and a distributed database cannot change a row's shard column.
+
+``KeepsOrganization`` makes Django's ``save()`` of an existing row leave ``organization_id`` out
+of its UPDATE (Django writes every field otherwise), and refuses a changed organization in one
+sentence instead of moving the row: an organization move, should one ever be offered, is a copy
+then a delete in one transaction, not an UPDATE of the key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import models
+
+
+class OrganizationChanged(ValueError):
+    """A saved row's organization was changed: rows never move between organizations."""
+
+
+class KeepsOrganization(models.Model):
+    class Meta:
+        abstract = True
+
+    @classmethod
+    def from_db(cls, db: Any, field_names: Any, values: Any) -> Any:
+        instance = super().from_db(db, field_names, values)
+        instance._stored_organization_id = instance.__dict__.get("organization_id")
+        return instance
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding and not kwargs.get("force_insert"):
+            stored = getattr(self, "_stored_organization_id", None)
+            if stored is not None and self.__dict__.get("organization_id") != stored:
+                raise OrganizationChanged(
+                    f"{self._meta.verbose_name} {self.pk} belongs to organization {stored} and cannot be moved to "
+                    "another one; create it again in the other organization instead."
+                )
+            if kwargs.get("update_fields") is None:
+                kwargs["update_fields"] = [
+                    field.name for field in self._meta.concrete_fields
+                    if not field.primary_key and not field.generated and field.column != "organization_id"
+                ]
+        super().save(*args, **kwargs)
+        self._stored_organization_id = self.__dict__.get("organization_id")

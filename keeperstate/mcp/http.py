@@ -1,0 +1,123 @@
+"""``/mcp/``: the SDK's Streamable HTTP transport inside the site's WSGI app (ADR 0042).
+
+A DRF view, so an MCP request is authenticated and throttled exactly as an API call is: the
+API's token class (knox, hashed tokens) read from DRF's settings, accepting ``Authorization:
+Bearer <token>`` (what MCP clients send) as well as the API's ``Token <token>``; the API's
+throttles (per token); 401/429 in the API's error shape. No session: an agent holds a token.
+
+The request is then handed, as an ASGI scope, to the SDK's ``StreamableHTTPSessionManager`` in
+stateless JSON-response mode: each POST is one JSON-RPC exchange answered with one JSON body, no
+session to keep between requests (any gunicorn worker answers any request) and no stream to hold
+a WSGI thread. ``async_to_sync`` runs it on an event loop while this thread waits and runs the
+tools (keeperstate.mcp.server).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from django.http import HttpResponse, JsonResponse
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.settings import api_settings
+from rest_framework.views import APIView
+
+from keeperstate.core.errors import Code, error_body
+from keeperstate.mcp.server import SERVER
+from keeperstate.mcp.tools import Caller, current_caller
+
+
+def token_authentication_classes() -> list[Any]:
+    """The API's token class, once answering ``Bearer`` (first: it names the WWW-Authenticate
+    challenge) and once ``Token``; session authentication is left out."""
+    from knox.auth import TokenAuthentication
+
+    classes: list[Any] = []
+    configured: list[Any] = list(api_settings.DEFAULT_AUTHENTICATION_CLASSES)  # imported by DRF from settings
+    for cls in configured:
+        if issubclass(cls, TokenAuthentication):
+            bearer = type(f"Bearer{cls.__name__}", (cls,), {"authenticate_header": lambda self, request: "Bearer"})
+            classes += [bearer, cls]
+    return classes
+
+
+class McpView(APIView):
+    authentication_classes = token_authentication_classes()
+    permission_classes = [IsAuthenticated]
+    parser_classes: list[Any] = []  # the SDK reads the body
+    renderer_classes = [JSONRenderer]  # DRF's own answers (401, 429) in the API's shape
+    schema = None  # JSON-RPC, not a REST resource: out of the OpenAPI schema (docs/mcp.md describes it)
+
+    def perform_content_negotiation(self, request: Request, force: bool = False) -> tuple[Any, str]:
+        # What a client accepts is the SDK's to judge (JSON and/or an event stream); DRF's own
+        # answers are JSON.
+        return JSONRenderer(), JSONRenderer.media_type
+
+    def post(self, request: Request) -> HttpResponse:
+        return self.serve(request)
+
+    def get(self, request: Request) -> HttpResponse:
+        # The stream a client may open with GET: a stateless server offers none, and MCP says
+        # to answer 405 then (the SDK would hold the thread on an empty stream instead).
+        body = error_body(Code.METHOD_NOT_ALLOWED, "This MCP server is stateless: it opens no event stream. "
+                          "POST JSON-RPC requests.")
+        return JsonResponse(body, status=405, headers={"Allow": "POST, DELETE"})
+
+    def delete(self, request: Request) -> HttpResponse:
+        return self.serve(request)
+
+    def serve(self, request: Request) -> HttpResponse:
+        token = request.auth
+        caller = Caller(user=request.user, token_name=(getattr(token, "name", "") or getattr(token, "token_key", ""))
+                        or None)
+        reset = current_caller.set(caller)
+        try:
+            status, headers, body = async_to_sync(exchange)(asgi_scope(request), request._request.body)
+        finally:
+            current_caller.reset(reset)
+        response = HttpResponse(body, status=status)
+        for name, value in headers:
+            if name.lower() not in ("content-length", "transfer-encoding"):
+                response[name] = value
+        return response
+
+
+def asgi_scope(request: Request) -> dict[str, Any]:
+    django = request._request
+    headers = [(name.lower().encode("latin-1"), value.encode("latin-1", "replace"))
+               for name, value in django.headers.items()]
+    return {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": django.method,
+        "scheme": django.scheme, "path": django.path, "raw_path": django.path.encode(),
+        "query_string": django.META.get("QUERY_STRING", "").encode("latin-1"), "root_path": "",
+        "headers": headers, "server": (django.get_host(), int(django.get_port() or 80)), "client": None,
+    }
+
+
+async def exchange(scope: dict[str, Any], body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
+    """One request through a fresh stateless manager (a manager runs once; creating one is cheap)."""
+    manager = StreamableHTTPSessionManager(app=SERVER._lowlevel_server, json_response=True, stateless=True)
+    sent = False
+    started: dict[str, Any] = {}
+    chunks: list[bytes] = []
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            started.update(message)
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+
+    async with manager.run():
+        await manager.handle_request(scope, receive, send)  # type: ignore[arg-type]
+    headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in started.get("headers", [])]
+    return started.get("status", 500), headers, b"".join(chunks)

@@ -1,0 +1,127 @@
+"""The MCP server: the SDK's MCPServer with the tools of keeperstate.mcp.tools.
+
+Each tool is synchronous Django code. The SDK would run a sync tool on a worker thread of its
+own (another database connection per thread, outside the request); wrapped as a coroutine that
+calls ``sync_to_async(thread_sensitive=True)``, it runs back on the request's own thread, which
+is waiting in ``async_to_sync`` (keeperstate.mcp.http), with the request's connection and context.
+
+A refusal becomes the tool error of §16: ``isError: true`` whose text is the API's
+``{"code", "detail"}`` JSON (plus ``field`` and ``details``), from the same catalogue. Every call
+is audited (``mcp.call``: the tool, whether it succeeded, the code of a refusal).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.core.exceptions import PermissionDenied
+from django.db import DatabaseError
+from django.http import Http404
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import ValidationError
+
+from keeperstate.audit.log import audit
+from keeperstate.core.errors import Code, CodedError, error_body
+from keeperstate.mcp.tools import TOOLS, current_caller
+
+logger = logging.getLogger(__name__)
+
+INSTRUCTIONS = (
+    "KeeperState runs workflows with workflow-scoped key-value state. Read list_actions first; build a graph "
+    "of nodes and edges, check it with validate_workflow, save it with create_workflow, switch it on with "
+    "update_workflow(active=true), run it with run_workflow and read its state with get_state. A refused call "
+    'answers {"code", "detail"} with the API\'s error code.'
+)
+
+
+def refusal(exc: BaseException) -> dict[str, Any]:
+    """The API's error body for what a tool raised (keeperstate.api.exceptions answers the same)."""
+    if isinstance(exc, CodedError):
+        return error_body(exc)
+    if isinstance(exc, Http404):
+        return error_body(Code.NOT_FOUND, str(exc) or None)
+    if isinstance(exc, PermissionDenied):
+        return error_body(Code.PERMISSION_DENIED, str(exc) or None)
+    if isinstance(exc, DatabaseError):
+        logger.error("database error in an MCP tool", exc_info=exc)
+        return error_body(Code.DATABASE_ERROR)
+    logger.error("unexpected error in an MCP tool", exc_info=exc)
+    return error_body(Code.INTERNAL_ERROR)
+
+
+def bad_arguments(exc: ValidationError) -> dict[str, Any]:
+    """Arguments that fail the tool's schema: BAD_REQUEST with the API's field errors in details."""
+    fields: dict[str, list[str]] = {}
+    for error in exc.errors():
+        fields.setdefault(".".join(str(part) for part in error["loc"]) or "arguments", []).append(error["msg"])
+    first = next(iter(fields.items()))
+    return error_body(Code.BAD_REQUEST, f"Check the arguments: {first[0]}: {first[1][0]}.",
+                      details={"fields": fields})
+
+
+class Refused(ToolError):
+    """A tool's refusal, carrying the API's error body."""
+
+    def __init__(self, body: dict[str, Any]):
+        super().__init__(json.dumps(body))
+        self.body = body
+
+
+def _on_request_thread(tool: Callable[..., Any]) -> Callable[..., Any]:
+    run = sync_to_async(tool, thread_sensitive=True)
+
+    @functools.wraps(tool)
+    async def adapter(**arguments: Any) -> Any:
+        try:
+            result = await run(**arguments)
+        except Exception as exc:
+            body = refusal(exc)
+            await sync_to_async(_audit, thread_sensitive=True)(tool.__name__, body["code"])
+            raise Refused(body) from None
+        await sync_to_async(_audit, thread_sensitive=True)(tool.__name__, None)
+        return result
+
+    return adapter
+
+
+def _audit(tool: str, code: str | None) -> None:
+    caller = current_caller.get()
+    audit("mcp.call", organization=caller.organization_id, actor=caller.user,
+          details={"tool": tool, "ok": code is None, "code": code, "token": caller.token_name})
+
+
+class KeeperStateMCP(MCPServer):
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        # The SDK prefixes a tool's error with "Error executing tool <name>:"; the text of a
+        # refusal is the API's body alone, and the SDK's own refusals (an unknown tool, arguments
+        # outside the schema) take the API's shape too.
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, Refused):
+                raise Refused(cause.body) from None
+            if isinstance(cause, ValidationError):
+                raise Refused(bad_arguments(cause)) from None
+            if self._tool_manager.get_tool(name) is None:
+                unknown = error_body(Code.NOT_FOUND, f"There is no tool '{name}'; list_tools names them.")
+                raise Refused(unknown) from None
+            raise
+
+
+def build_server() -> KeeperStateMCP:
+    server = KeeperStateMCP(name="keeperstate", instructions=INSTRUCTIONS, version="1.0.0",
+                            warn_on_duplicate_tools=True)
+    for tool in TOOLS:
+        server.add_tool(_on_request_thread(tool), name=tool.__name__, description=tool.__doc__,
+                        structured_output=False)
+    return server
+
+
+SERVER = build_server()
