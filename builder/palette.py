@@ -81,6 +81,9 @@ def editor_catalogue() -> dict[str, Any]:
                 "defaultHandle": getattr(a, "default_handle", None),
                 "configFields": fields(a.config_fields),
                 "formUrl": form_url("action", a.id),
+                # Test step asks before running a node that may write the workflow's state
+                "sideEffects": a.side_effects,
+                "loop": a.loop,
             }
             for a in all_actions()
         },

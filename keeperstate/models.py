@@ -16,7 +16,7 @@ from keeperstate.state.models import (
     WorkflowStateTombstone,
     WorkflowStateUsage,
 )
-from keeperstate.workflows.models import Workflow
+from keeperstate.workflows.models import Workflow, WorkflowVersion
 
 __all__ = [
     "ApiToken",
@@ -34,4 +34,5 @@ __all__ = [
     "WorkflowStateEvent",
     "WorkflowStateTombstone",
     "WorkflowStateUsage",
+    "WorkflowVersion",
 ]

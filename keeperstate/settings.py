@@ -188,9 +188,13 @@ KEEPERSTATE_DEMO_BLOCK_SECONDS = env_int("KEEPERSTATE_DEMO_BLOCK_SECONDS", 3, un
 KEEPERSTATE_MIN_INTERVAL = env_int("KEEPERSTATE_MIN_INTERVAL", 10, unit="seconds", minimum=1)
 # The process running an execution refreshes its heartbeat this often; an execution whose heartbeat
 # is older than RUN_STALE_SECONDS was left behind by a dead process: housekeeping closes it as
-# interrupted.
-KEEPERSTATE_RUN_HEARTBEAT_SECONDS = env_float("KEEPERSTATE_RUN_HEARTBEAT_SECONDS", 10, unit="seconds")
-KEEPERSTATE_RUN_STALE_SECONDS = env_int("KEEPERSTATE_RUN_STALE_SECONDS", 60, unit="seconds")
+# interrupted. Short, so a monitor is blind for seconds, not a minute, after its worker died
+# (issue 24: closed within RUN_STALE + RECOVERY seconds, 12 s by default; a run that was only
+# slow still records its real outcome afterwards, executions/lifecycle.py).
+KEEPERSTATE_RUN_HEARTBEAT_SECONDS = env_float("KEEPERSTATE_RUN_HEARTBEAT_SECONDS", 2, unit="seconds")
+KEEPERSTATE_RUN_STALE_SECONDS = env_int("KEEPERSTATE_RUN_STALE_SECONDS", 10, unit="seconds")
+# How often each worker closes the runs of dead processes and hands back jobs of dead workers.
+KEEPERSTATE_RECOVERY_SECONDS = env_float("KEEPERSTATE_RECOVERY_SECONDS", 2, unit="seconds")
 KEEPERSTATE_IDEMPOTENCY_HOURS = env_int("KEEPERSTATE_IDEMPOTENCY_HOURS", 24, unit="hours")
 KEEPERSTATE_WEBHOOK_MAX_BYTES = env_int("KEEPERSTATE_WEBHOOK_MAX_BYTES", 256 * 1024, unit="bytes")
 KEEPERSTATE_WEBHOOK_MAX_WAIT = 30
@@ -202,8 +206,9 @@ KEEPERSTATE_WEBHOOK_WAIT_THREADS = env_int("KEEPERSTATE_WEBHOOK_WAIT_THREADS", 4
 # which never replays a run that had started).
 KEEPERSTATE_SCHEDULER_POLL_SECONDS = env_float("KEEPERSTATE_SCHEDULER_POLL_SECONDS", 1, unit="seconds")
 KEEPERSTATE_HOUSEKEEPING_SECONDS = env_float("KEEPERSTATE_HOUSEKEEPING_SECONDS", 10, unit="seconds")
-KEEPERSTATE_WORKER_HEARTBEAT_SECONDS = env_float("KEEPERSTATE_WORKER_HEARTBEAT_SECONDS", 10, unit="seconds")
-KEEPERSTATE_WORKER_STALLED_SECONDS = env_float("KEEPERSTATE_WORKER_STALLED_SECONDS", 30, unit="seconds")
+KEEPERSTATE_WORKER_HEARTBEAT_SECONDS = env_float("KEEPERSTATE_WORKER_HEARTBEAT_SECONDS", 2, unit="seconds")
+KEEPERSTATE_WORKER_STALLED_SECONDS = env_float("KEEPERSTATE_WORKER_STALLED_SECONDS", 10, unit="seconds")
+KEEPERSTATE_WORKER_POLL_SECONDS = env_float("KEEPERSTATE_WORKER_POLL_SECONDS", 1, unit="seconds")
 KEEPERSTATE_WORKER_CONCURRENCY = env_int("KEEPERSTATE_WORKER_CONCURRENCY", 4, unit="executions", minimum=1)
 
 _log_level = env_str("KEEPERSTATE_LOG_LEVEL", "INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))

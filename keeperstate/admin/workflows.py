@@ -29,6 +29,11 @@ class WorkflowAdmin(TenantScopedAdmin):
               "nodes", "edges", "created_by", "created_at", "updated_at", "deleted_at"]
     actions = ["rotate_webhook_secrets"]
 
+    def get_readonly_fields(self, request: Any, obj: Workflow | None = None) -> Any:
+        # A saved workflow never changes organization (its rows shard by it, docs/scaling.md).
+        fields = list(super().get_readonly_fields(request, obj))
+        return [*fields, "organization"] if obj is not None else fields
+
     @property
     def media(self) -> Any:
         return super().media + CHART_MEDIA
@@ -38,11 +43,6 @@ class WorkflowAdmin(TenantScopedAdmin):
         if not obj.pk:
             return "—"
         return gauges(workflow=workflow_usage(StateScope(organization_id=obj.organization_id, workflow_id=obj.pk)))
-
-    def get_readonly_fields(self, request: Any, obj: Workflow | None = None) -> Any:
-        # A saved workflow never changes organization (its rows shard by it, docs/scaling.md).
-        fields = list(super().get_readonly_fields(request, obj))
-        return [*fields, "organization"] if obj is not None else fields
 
     def save_model(self, request: Any, obj: Workflow, form: Any, change: bool) -> None:
         super().save_model(request, obj, form, change)

@@ -254,6 +254,14 @@ class ExecutionListQuery(serializers.Serializer):
     )
     until = serializers.DateTimeField(required=False, help_text="Only runs queued before this time (ISO 8601).")
 
+    def to_internal_value(self, data: Any) -> Any:
+        # DRF reads an empty query parameter as an absent one; a client sending ?until= meant something.
+        empty = {str(name): ["Give a value, or leave the parameter out."] for name in self.fields
+                 if data.get(name) == ""}
+        if empty:
+            raise serializers.ValidationError(empty)
+        return super().to_internal_value(data)
+
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if attrs.get("since") and attrs.get("until") and attrs["since"] >= attrs["until"]:
             raise serializers.ValidationError({"until": ["Must be later than since."]})
@@ -281,11 +289,15 @@ class ExecutionOutput(serializers.ModelSerializer):
     scheduledFor = serializers.DateTimeField(
         source="scheduled_for", read_only=True, allow_null=True, help_text="The schedule tick (schedule runs)."
     )
+    retryOf = serializers.UUIDField(
+        source="retry_of_id", read_only=True, allow_null=True,
+        help_text="The failed or interrupted execution this one retries (POST /api/executions/<id>/retry/), else null.",
+    )
 
     class Meta:
         model = WorkflowExecution
         fields = ["id", "workflow", "status", "trigger", "triggeredBy", "input", "nodeResults", "error", "errorCode",
-                  "queuedAt", "startedAt", "finishedAt", "scheduledFor"]
+                  "queuedAt", "startedAt", "finishedAt", "scheduledFor", "retryOf"]
         read_only_fields = fields
 
 
@@ -298,6 +310,40 @@ _EXECUTION_OUTPUT = ExecutionOutput()
 def execution_as_dict(execution: WorkflowExecution) -> dict[str, Any]:
     """An execution in its one shape, ExecutionOutput: what the API, the webhook and the editor answer."""
     return dict(_EXECUTION_OUTPUT.to_representation(execution))
+
+
+class TestStepInput(serializers.Serializer):
+    node = serializers.CharField(max_length=200, help_text="The id of the saved node to run.")
+    sourceExecution = serializers.UUIDField(
+        required=False, allow_null=True, default=None,
+        help_text="An earlier execution of this workflow whose results are the node's upstream outputs "
+        "(default: none; the trigger's output is {}).",
+    )
+    allowWrites = StrictBooleanField(
+        default=False, help_text="true: run a node that writes the workflow's state (STEP_WOULD_WRITE otherwise).",
+    )
+
+
+class TestStepOutput(serializers.Serializer):
+    node = serializers.CharField()
+    result = NodeResultOutput()
+    handle = serializers.CharField(allow_null=True, help_text="The branch the node chose (Condition: true/false).")
+    wroteState = serializers.BooleanField(help_text="The node may have written the workflow's state.")
+    sourceExecution = serializers.UUIDField(allow_null=True)
+
+
+class VersionOutput(serializers.Serializer):
+    number = serializers.IntegerField()
+    name = serializers.CharField()
+    summary = serializers.CharField(help_text="What changed since the version before, in one line.")
+    changes = serializers.JSONField(
+        help_text="nodes: added/removed/changed/moved [{id, label}]; edges: added/removed [{id, source, target, "
+        "sourceHandle}]; renamed: {from, to} or null."
+    )
+    createdBy = serializers.CharField(source="created_by.username", allow_null=True, default=None)
+    createdAt = serializers.DateTimeField(source="created_at")
+    nodes = serializers.JSONField()
+    edges = serializers.JSONField()
 
 
 class ExecutionQueuedOutput(serializers.Serializer):

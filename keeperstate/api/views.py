@@ -16,6 +16,7 @@ from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -41,8 +42,8 @@ from keeperstate.engine.runner import run_action
 from keeperstate.engine.validation import validate_graph
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.executions.selectors import executions_of
-from keeperstate.executions.service import Started, check_idempotency_key, start_run
-from keeperstate.workflows.models import Workflow
+from keeperstate.executions.service import Started, check_idempotency_key, retry_run, run_step, start_run
+from keeperstate.workflows.models import Workflow, WorkflowVersion
 from keeperstate.workflows.services import (
     rotate_webhook_secret,
     workflow_create,
@@ -50,9 +51,11 @@ from keeperstate.workflows.services import (
     workflow_export,
     workflow_hard_delete,
     workflow_import,
+    workflow_restore_version,
     workflow_soft_delete,
     workflow_update,
 )
+from keeperstate.workflows.versions import versions_of
 
 # Direct node execution plays its input as the output of a trigger with this id and label.
 DIRECT_TRIGGER_ID = "trigger"
@@ -130,7 +133,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
         responses={200: s.WorkflowOutput, **errors(400, 401, 403, 404, bad_request=WorkflowBadRequest, with_body=True)},
     )
     def update(self, request: Request, pk: str) -> Response:
-        workflow = workflow_update(self.get_object(), **validated(s.WorkflowUpdateInput, request))
+        workflow = workflow_update(self.get_object(), user=request.user, **validated(s.WorkflowUpdateInput, request))
         return Response(s.WorkflowOutput(workflow).data)
 
     @extend_schema(
@@ -139,7 +142,9 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
         responses={200: s.WorkflowOutput, **errors(400, 401, 403, 404, bad_request=WorkflowBadRequest, with_body=True)},
     )
     def partial_update(self, request: Request, pk: str) -> Response:
-        workflow = workflow_update(self.get_object(), **validated(s.WorkflowUpdateInput, request, partial=True))
+        workflow = workflow_update(
+            self.get_object(), user=request.user, **validated(s.WorkflowUpdateInput, request, partial=True)
+        )
         return Response(s.WorkflowOutput(workflow).data)
 
     @extend_schema(
@@ -257,6 +262,54 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
         page = self.paginate_queryset(executions_of(workflow, **query.validated_data))
         return self.get_paginated_response(s.ExecutionOutput(page, many=True).data)
 
+    @extend_schema(
+        summary="Run one node of the saved graph with the upstream outputs of an earlier run",
+        description="The node runs through the runner's own node step, its references resolved against "
+        "sourceExecution's results (its input plays the trigger's output). Nothing is recorded as an execution. "
+        "A node that writes the workflow's state (State Set, State Delete) answers 409 STEP_WOULD_WRITE unless "
+        "allowWrites is true; it then writes in the workflow's own state, as a run would. A node that fails "
+        "is still a 200: the result carries the code.",
+        request=s.TestStepInput,
+        responses={200: s.TestStepOutput, **errors(400, 401, 403, 404, 409, with_body=True)},
+    )
+    @action(detail=True, methods=["post"], url_path="test-step", url_name="test-step")
+    def test_step(self, request: Request, pk: str) -> Response:
+        workflow = self.get_object()
+        data = validated(s.TestStepInput, request)
+        source = None
+        if data["sourceExecution"] is not None:
+            source = workflow.executions.filter(pk=data["sourceExecution"]).first()
+            if source is None:
+                raise NotFound("No such execution of this workflow.")
+        step = run_step(workflow, data["node"], source=source, allow_writes=data["allowWrites"])
+        return Response(s.TestStepOutput({
+            "node": step.node_id, "result": step.result, "handle": step.handle, "wroteState": step.wrote,
+            "sourceExecution": step.source.id if step.source else None,
+        }).data)
+
+    @extend_schema(
+        summary="The workflow's versions, newest first: each save of a new name or graph keeps one",
+        responses={200: s.VersionOutput(many=True), **errors(400, 401, 404)},
+    )
+    @action(detail=True, methods=["get"])
+    def versions(self, request: Request, pk: str) -> Response:
+        page = self.paginate_queryset(versions_of(self.get_object()))
+        return self.get_paginated_response(s.VersionOutput(page, many=True).data)
+
+    @extend_schema(
+        summary="Restore a version: its name and graph are saved again, as a new version",
+        request=None,
+        responses={200: s.WorkflowOutput, **errors(400, 401, 403, 404, bad_request=WorkflowBadRequest)},
+    )
+    @action(detail=True, methods=["post"], url_path=r"versions/(?P<number>[0-9]+)/restore", url_name="version-restore")
+    def restore_version(self, request: Request, pk: str, number: str) -> Response:
+        workflow = self.get_object()
+        try:
+            restored = workflow_restore_version(workflow, int(number), user=request.user)
+        except WorkflowVersion.DoesNotExist as exc:
+            raise NotFound(f"This workflow has no version {number}.") from exc
+        return Response(s.WorkflowOutput(restored).data)
+
 
 def trigger_of(request: Request) -> str:
     """``api`` for a client with a token; ``manual`` for a person in the browser (a session): the
@@ -281,6 +334,24 @@ class ExecutionViewSet(JSONOnly, viewsets.GenericViewSet):
     @extend_schema(summary="Read an execution", responses={200: s.ExecutionOutput, **errors(401, 404)})
     def retrieve(self, request: Request, pk: str) -> Response:
         return Response(s.execution_as_dict(get_execution_for(request.user, pk)))
+
+    @extend_schema(
+        summary="Retry a failed or interrupted execution: its input again, as a new execution",
+        description="The new execution's retryOf names this one; it runs the workflow's saved graph of now. "
+        "Anything else than a failed or interrupted execution answers 409 RUN_NOT_RETRYABLE. With ?async=true "
+        "the answer is 202 with the queued execution.",
+        parameters=[ExecuteQuery],
+        request=None,
+        responses={201: s.ExecutionOutput, 202: s.ExecutionOutput, **errors(400, 401, 404, 409)},
+    )
+    @action(detail=True, methods=["post"])
+    def retry(self, request: Request, pk: str) -> Response:
+        execution = get_execution_for(request.user, pk)
+        query = ExecuteQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        background = query.validated_data["async"]
+        started = retry_run(execution, trigger=trigger_of(request), user=request.user, background=background)
+        return execution_response(started, status.HTTP_202_ACCEPTED if background else 201)
 
 
 @extend_schema(tags=["actions"])

@@ -9,6 +9,7 @@ stores exactly what was validated."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,7 @@ from keeperstate.engine.references import (
     SECRETS_NODE_ID,
     SYSTEM_FIELDS,
     SYSTEM_NODE_ID,
+    TOKEN_RE,
     find_references,
     placeholders,
 )
@@ -219,14 +221,26 @@ def _check_trigger(graph: Graph, node_id: str, report: ValidationReport) -> dict
     return parsed
 
 
+# "@body.block", "@Cursor.value": what a failed @ pick leaves in a field (an @ not after a word
+# character, so an e-mail address is not one, then a name, a dot and a field).
+_LITERAL_REFERENCE_RE = re.compile(r"(?<![\w<])@[A-Za-z_][\w-]*\.[A-Za-z_][\w.\[\]-]*")
+
+
 def _check_config(
     graph: Graph, node_id: str, definition: ActionDefinition, report: ValidationReport, context: _Context
 ) -> dict[str, Any]:
     config = graph.config(node_id)
     for config_field in definition.config_fields:
+        literal = None
         for text in texts_of(config.get(config_field.name)):
             for ref in find_references(text, context.labels):
                 _check_reference(graph, node_id, config_field.name, ref, context, report)
+            if config_field.accepts_references and literal is None:
+                literal = _LITERAL_REFERENCE_RE.search(TOKEN_RE.sub("", text))
+        if literal is not None:
+            report.warn(node_id, config_field.name, Code.REFERENCE_LITERAL,
+                        f"{literal.group(0)} is sent as the text '{literal.group(0)}', not the value it names: "
+                        "type @ and pick the field from the list to make it a reference.")
     parsed, errors = parse_config(definition.config_fields, config)
     for exc in errors:
         report.failed(node_id, exc)

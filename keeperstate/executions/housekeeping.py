@@ -18,6 +18,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db import connection
 from django.utils import timezone
 
 from keeperstate.accounts.models import ApiToken
@@ -40,6 +41,23 @@ def interrupt_stale_runs(now: datetime | None = None) -> int:
     cutoff = now - timedelta(seconds=settings.KEEPERSTATE_RUN_STALE_SECONDS)
     stale = WorkflowExecution.objects.filter(heartbeat_at__lt=cutoff)
     return transition(stale, Status.INTERRUPTED, finished_at=now, error=INTERRUPTED_MESSAGE,
+                      error_code=Code.RUN_INTERRUPTED.name)
+
+
+def interrupt_runs_of_worker(worker_id: int, now: datetime | None = None) -> int:
+    """Close at once the runs a dead worker had started (its Procrastinate worker id, from the
+    registry of workers; `serve` calls this when its worker child dies): no need to wait for
+    their heartbeat to go stale. Runs it had taken but not started stay queued for another."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT args->>'execution_id' FROM procrastinate_jobs WHERE worker_id = %s AND status = 'doing'",
+            [worker_id],
+        )
+        ids = [row[0] for row in cursor.fetchall() if row[0]]
+    if not ids:
+        return 0
+    running = WorkflowExecution.objects.filter(pk__in=ids, status=Status.RUNNING)
+    return transition(running, Status.INTERRUPTED, finished_at=now or timezone.now(), error=INTERRUPTED_MESSAGE,
                       error_code=Code.RUN_INTERRUPTED.name)
 
 

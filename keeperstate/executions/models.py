@@ -60,6 +60,12 @@ class WorkflowExecution(KeepsOrganization):
     triggered_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    # A retry is a new execution with the input of the one it retries (a failed or interrupted run).
+    # No database constraint: a key to workflow_execution would have to be (organization_id, id),
+    # and SET NULL on it would null the organization; both runs are of one workflow, deleted with it.
+    retry_of = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="retries", db_constraint=False
+    )
 
     class Meta:
         db_table = "workflow_execution"

@@ -21,8 +21,10 @@ from django.utils import timezone
 
 from keeperstate.core.errors import Code, CodedError
 from keeperstate.engine.context import RunContext
-from keeperstate.engine.results import NodeResult
-from keeperstate.engine.runner import RunOutcome, check_input, run_graph
+from keeperstate.engine.graph import Graph
+from keeperstate.engine.registry import get_action
+from keeperstate.engine.results import NodeResult, Succeeded, result_from_json
+from keeperstate.engine.runner import RunOutcome, check_input, run_graph, run_node
 from keeperstate.executions import inprocess
 from keeperstate.executions.lifecycle import transition
 from keeperstate.executions.liveness import heartbeating
@@ -45,6 +47,22 @@ class WorkflowDeletedDuringRun(CodedError):
 
 class IdempotencyKeyInvalid(CodedError):
     error = Code.IDEMPOTENCY_KEY_INVALID
+
+
+class RunNotRetryable(CodedError):
+    error = Code.RUN_NOT_RETRYABLE
+
+
+class StepWouldWrite(CodedError):
+    error = Code.STEP_WOULD_WRITE
+
+
+class StepNotRunnable(CodedError):
+    error = Code.STEP_NOT_RUNNABLE
+
+
+class StepNodeNotFound(CodedError):
+    error = Code.NODE_NOT_FOUND
 
 
 @dataclass(frozen=True)
@@ -78,6 +96,7 @@ def start_run(
     scheduled_for: datetime | None = None,
     background: bool = False,
     wait: float | None = None,
+    retry_of: WorkflowExecution | None = None,
 ) -> Started:
     """Record a run of ``workflow`` and either run it now (returning it finished) or queue it for a
     worker (returning it queued). A repeated Idempotency-Key returns the first execution.
@@ -88,18 +107,18 @@ def start_run(
     run_input = check_input(run_input)
     if wait is not None and not background and not transaction.get_connection().in_atomic_block:
         return _start_waited(workflow, run_input, trigger=trigger, user=user, idempotency_key=idempotency_key,
-                             wait=wait)
+                             retry_of=retry_of, wait=wait)
     # (In a caller's transaction, a test or ATOMIC_REQUESTS, the record stays uncommitted and no
     # other connection could see it: a waited run happens here, as the API's execute does.)
     started = _record(workflow, run_input, trigger=trigger, user=user, idempotency_key=idempotency_key,
-                      scheduled_for=scheduled_for, queued=background)
+                      scheduled_for=scheduled_for, retry_of=retry_of, queued=background)
     if not background and not started.replayed:
         _execute(started.execution, workflow)
     return started
 
 
 def _record(workflow: Workflow, run_input: dict[str, Any], *, trigger: str, user: Any, idempotency_key: str | None,
-            scheduled_for: datetime | None, queued: bool) -> Started:
+            scheduled_for: datetime | None, retry_of: WorkflowExecution | None, queued: bool) -> Started:
     """Commit the run's record, ``queued`` (with its job) or ``running``; or find the execution of
     a repeated Idempotency-Key."""
     if idempotency_key is not None and (earlier := _by_idempotency_key(workflow, idempotency_key)) is not None:
@@ -116,6 +135,7 @@ def _record(workflow: Workflow, run_input: dict[str, Any], *, trigger: str, user
         triggered_by=user if getattr(user, "pk", None) else None,
         queued_at=now,
         scheduled_for=scheduled_for,
+        retry_of=retry_of,
     )
     if not queued:
         execution.status, execution.started_at, execution.heartbeat_at = Status.RUNNING, now, now
@@ -134,9 +154,9 @@ def _record(workflow: Workflow, run_input: dict[str, Any], *, trigger: str, user
 
 
 def _start_waited(workflow: Workflow, run_input: dict[str, Any], *, trigger: str, user: Any,
-                  idempotency_key: str | None, wait: float) -> Started:
+                  idempotency_key: str | None, retry_of: WorkflowExecution | None, wait: float) -> Started:
     record = functools.partial(_record, workflow, run_input, trigger=trigger, user=user,
-                               idempotency_key=idempotency_key, scheduled_for=None)
+                               idempotency_key=idempotency_key, scheduled_for=None, retry_of=retry_of)
     if not inprocess.reserve():  # every thread of the pool is busy: a worker runs it
         return record(queued=True)
     try:
@@ -179,6 +199,66 @@ def run_workflow(workflow: Workflow, run_input: Any = None, *, trigger: str = Tr
 ):
     """Run a saved workflow now and return its finished execution (the editor, the CLI, tests)."""
     return start_run(workflow, run_input, trigger=trigger, user=user).execution
+
+
+RETRYABLE = (Status.ERROR, Status.INTERRUPTED)
+
+
+def retry_run(execution: WorkflowExecution, *, trigger: str, user: Any = None, background: bool = False) -> Started:
+    """Run a failed or interrupted execution's workflow again with the same input, as a new
+    execution linked to it (``retry_of``). The first is left as it was: a run is never replayed
+    in place, and what it wrote stays written (the saved graph of now runs, not the one of then)."""
+    if execution.status not in RETRYABLE:
+        raise RunNotRetryable(
+            f"This run {execution.get_status_display().lower()}; only a failed or interrupted run can be "
+            "retried. Run the workflow to start a new one."
+        )
+    return start_run(execution.workflow, execution.input, trigger=trigger, user=user, background=background,
+                     retry_of=execution)
+
+
+@dataclass(frozen=True)
+class StepResult:
+    node_id: str
+    result: dict[str, Any]  # the node's result in its JSON shape, as an execution records it
+    handle: str | None
+    wrote: bool  # the node may have written the workflow's state
+    source: WorkflowExecution | None
+
+
+def run_step(
+    workflow: Workflow, node_id: str, *, source: WorkflowExecution | None, allow_writes: bool = False
+) -> StepResult:
+    """Run one node of the saved graph with the results of ``source`` (an earlier run of the same
+    workflow) as its upstream outputs, through the runner's own run_node: references resolve as in
+    that run. Nothing is recorded as an execution. A node that writes state runs only with
+    ``allow_writes``, in the workflow's own scope (the state a run sees), in one transaction."""
+    graph = Graph.parse(workflow.nodes, workflow.edges)
+    if node_id not in graph.nodes:
+        raise StepNodeNotFound(f"The saved workflow has no node '{node_id}'. Save the workflow first.", field="node")
+    definition = get_action(graph.action_type(node_id) or "")
+    if node_id == graph.trigger_id() or definition is None or definition.loop:
+        raise StepNotRunnable(
+            "Only an action node can be tested on its own: the trigger's output is the run input, and a "
+            "For Each runs its body (test its body's nodes one by one).", field="node")
+    if definition.side_effects and not allow_writes:
+        raise StepWouldWrite(
+            f"'{graph.labels()[node_id]}' writes to this workflow's state (the state its runs read). Send "
+            "allowWrites: true to test it anyway.", field="allowWrites")
+    check_org_run_rate(workflow.organization_id)
+    results: dict[str, NodeResult] = {
+        nid: result_from_json(value) for nid, value in (source.node_results if source else {}).items()
+    }
+    if source is not None:
+        results[graph.trigger_id()] = Succeeded(source.input)
+    else:
+        results.setdefault(graph.trigger_id(), Succeeded({}))
+    ctx = RunContext(organization_id=workflow.organization_id, workflow_id=workflow.id)
+    with one_key_transaction() if definition.side_effects else transaction.atomic():
+        result = run_node(graph, node_id, results, graph.labels(), ctx)
+    handle = result.handle if isinstance(result, Succeeded) else None
+    return StepResult(node_id=node_id, result=result.to_json(), handle=handle, wrote=definition.side_effects,
+                      source=source)
 
 
 def record_skipped(workflow: Workflow, tick: datetime) -> WorkflowExecution:

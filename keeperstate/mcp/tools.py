@@ -149,9 +149,10 @@ def update_workflow(
 ) -> dict[str, Any]:
     """Change a workflow's name, graph and/or active flag (PATCH /api/workflows/<id>/); a graph change
     is validated first."""
-    changes = {k: v for k, v in {"name": name, "nodes": nodes, "edges": edges, "active": active}.items()
-               if v is not None}
-    return workflow_json(workflow_update(_workflow(workflowId), **changes))
+    changes: dict[str, Any] = {k: v for k, v in {"name": name, "nodes": nodes, "edges": edges, "active": active}.items()
+                               if v is not None}
+    # As the API's PATCH: a change of name or graph is kept as a version by the token's user.
+    return workflow_json(workflow_update(_workflow(workflowId), user=_caller().user, **changes))
 
 
 def run_workflow(

@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from keeperstate.ops.env import child_environment
+
 PR_SET_PDEATHSIG = 1
 # A child that dies this soon after starting, this many times in a row, is not restarted again.
 QUICK_DEATH_SECONDS = 10.0
@@ -28,6 +30,10 @@ class ChildSpec:
     name: str  # what the log lines call it: "web server (gunicorn)", "worker"
     argv: list[str]
     pass_fds: tuple[int, ...] = ()
+    env: dict[str, str] | None = None  # added to the supervisor's environment
+    # Called with the child when it has died, before it is started again (serve closes the runs
+    # of a dead worker here, at once, instead of waiting for their heartbeat to go stale).
+    on_death: Callable[[], None] | None = None
 
 
 @dataclass
@@ -64,6 +70,7 @@ class Supervisor:
         child.process = subprocess.Popen(
             child.spec.argv,
             pass_fds=child.spec.pass_fds,
+            env=child_environment(**child.spec.env) if child.spec.env else None,
             process_group=0,
             preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
         )
@@ -90,6 +97,11 @@ class Supervisor:
                 )
             self.log(f"the {child.spec.name} (pid {child.process.pid if child.process else '?'}) exited with code "
                      f"{child.exit_code}; restarting it")
+            if child.spec.on_death is not None:
+                try:
+                    child.spec.on_death()
+                except Exception as exc:  # the restart matters more; housekeeping closes them later
+                    self.log(f"could not clean up after the {child.spec.name}: {type(exc).__name__}")
             self._start(child)
 
     def stop_all(self) -> None:

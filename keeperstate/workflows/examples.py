@@ -46,7 +46,7 @@ def block_monitor_graph(base_url: str = "") -> Graph:
         {
             "id": "state-set-1",
             "type": "action",
-            "position": {"x": -140, "y": 496},
+            "position": {"x": -140, "y": 513},
             "data": {
                 "label": "State Set",
                 "type": "action",

@@ -100,3 +100,43 @@ class Workflow(KeepsOrganization):
         self.deleted_at = timezone.now()
         self.next_run_at = None
         self.save(update_fields=["deleted_at", "next_run_at", "updated_at"])
+
+
+class WorkflowVersion(KeepsOrganization):
+    """A saved state of a workflow's name and graph: every save that changes them keeps one
+    (keeperstate.workflows.versions), numbered 1, 2, … per workflow, with who saved it and what
+    changed since the version before. Restoring one saves its graph again, as a new version.
+
+    It shards with its workflow (docs/scaling.md): ``organization_id`` leads its keys, and its
+    foreign key to the workflow is ``(organization_id, workflow_id)``, made in migration 0018's SQL
+    (Django's own constraints are off, as on the execution)."""
+
+    organization = models.ForeignKey(
+        Organization, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
+    )
+    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="versions", db_constraint=False,
+                                 db_index=False)
+    number = models.PositiveIntegerField()
+    name = models.CharField(max_length=200)
+    nodes = models.JSONField(default=list, blank=True)
+    edges = models.JSONField(default=list, blank=True)
+    # What changed since the version before: {"nodes": {"added", "removed", "changed", "moved"},
+    # "edges": {"added", "removed"}, "renamed"}, and its one-line summary.
+    changes = models.JSONField(default=dict, blank=True)
+    summary = models.CharField(max_length=300)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "workflow_version"
+        ordering = ["-number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "workflow", "number"], name="workflow_version_number_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.workflow} v{self.number}"

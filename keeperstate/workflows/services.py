@@ -20,6 +20,7 @@ from keeperstate.core.text import text_problem
 from keeperstate.engine.validation import ValidationReport, validate_graph
 from keeperstate.executions.scheduling import refresh_schedule
 from keeperstate.workflows.models import Workflow, new_webhook_secret
+from keeperstate.workflows.versions import record_version
 
 MAX_NAME_LENGTH = 200
 
@@ -96,14 +97,16 @@ def workflow_create(
         )
         audit("workflow.create", organization=organization, target=workflow,
               details={"active": True} if active else None)
+        record_version(workflow, user=user)
     refresh_schedule(workflow)
     return workflow
 
 
 @transaction.atomic
-def workflow_update(workflow: Workflow, **changes: Any) -> Workflow:
+def workflow_update(workflow: Workflow, *, user: Any = None, version_note: str = "", **changes: Any) -> Workflow:
     """Change name, description, nodes, edges and/or active; a graph change is validated first,
-    and the schedule's next due time follows the new graph and flag."""
+    and the schedule's next due time follows the new graph and flag. A change of name or graph is
+    kept as a new version by ``user`` (its summary starts with ``version_note``)."""
     allowed = {"name", "description", "nodes", "edges", "active"}
     unknown = set(changes) - allowed
     if unknown:
@@ -124,6 +127,8 @@ def workflow_update(workflow: Workflow, **changes: Any) -> Workflow:
         if "active" in changed:
             audit("workflow.activate" if workflow.active else "workflow.deactivate",
                   organization=workflow.organization_id, target=workflow)
+        if {"name", "nodes", "edges"} & set(changed):
+            record_version(workflow, user=user, summary_prefix=version_note)
     if {"nodes", "active"} & set(changes):
         refresh_schedule(workflow)
     return workflow
@@ -143,6 +148,14 @@ def rotate_webhook_secret(workflow: Workflow) -> str:
     return workflow.webhook_secret
 
 
+def workflow_restore_version(workflow: Workflow, number: int, *, user: Any) -> Workflow:
+    """Save version ``number``'s name and graph again: validated like any save, and itself a new
+    version ("Restored version 3: …"). A missing number raises WorkflowVersion.DoesNotExist."""
+    version = workflow.versions.get(number=number)
+    return workflow_update(workflow, user=user, version_note=f"Restored version {number}: ",
+                           name=version.name, nodes=version.nodes, edges=version.edges)
+
+
 def workflow_duplicate(workflow: Workflow, *, user: Any, name: str | None = None) -> Workflow:
     """A copy under a new id; its state starts empty (a cloned monitor must not inherit a cursor)."""
     with transaction.atomic():
@@ -156,6 +169,7 @@ def workflow_duplicate(workflow: Workflow, *, user: Any, name: str | None = None
         )
         audit("workflow.create", organization=copy.organization_id, target=copy,
               details={"duplicateOf": str(workflow.id)})
+        record_version(copy, user=user)
     return copy
 
 

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db
 
 EXECUTION_KEYS = {
     "id", "workflow", "status", "trigger", "triggeredBy", "input", "nodeResults", "error", "errorCode",
-    "queuedAt", "startedAt", "finishedAt", "scheduledFor",
+    "queuedAt", "startedAt", "finishedAt", "scheduledFor", "retryOf",
 }
 
 

@@ -34,6 +34,11 @@ DESIGN_PATHS = {
     "/api/workflows/{id}/state/{key}/history/": {"get"},
     # issue 25: the Runs chart
     "/api/workflows/{id}/executions/stats/": {"get"},
+    # issue 23: retry, test step and versions
+    "/api/executions/{id}/retry/": {"post"},
+    "/api/workflows/{id}/test-step/": {"post"},
+    "/api/workflows/{id}/versions/": {"get"},
+    "/api/workflows/{id}/versions/{number}/restore/": {"post"},
 }
 
 
@@ -96,6 +101,7 @@ def test_execution_response_is_described_with_its_camel_case_keys(schema):
         "startedAt",
         "finishedAt",
         "scheduledFor",
+        "retryOf",
     }
     assert set(responses) == {"200", "201", "202", "400", "401", "403", "404", "409", "413", "414", "415", "429"}
 

@@ -69,12 +69,8 @@ def test_author_builds_saves_and_runs_the_block_monitor(author_page, artifacts):
     expect(condition).to_have_value(CONDITION)
     expect(field_box(page, "condition").locator(".ref-badge")).to_have_count(3)
 
-    # State Set on the Condition's true branch: the branch is connected by hand
+    # State Set after the Condition: on its true branch by default
     add_from_palette(page, "State Set", "state-set-1")
-    expect(page.locator(".edge")).to_have_count(2)
-    card(page, "condition-1").locator('.handle.out[data-handle="true"]').click()
-    expect(page.locator("#connect-banner")).to_be_visible()
-    card(page, "state-set-1").locator(".node-head").click()
     expect(page.locator(".edge")).to_have_count(3)
     expect(page.locator(".edge-label.true")).to_have_count(1)
 

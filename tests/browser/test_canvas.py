@@ -30,10 +30,13 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def add_false_branch(page) -> None:
     """A second branch off the Condition's false handle: State Increment, then State Delete."""
     select_node(page, "condition-1")
-    add_from_palette(page, "State Increment", "state-increment-1")  # a Condition: connected by hand
+    add_from_palette(page, "State Increment", "state-increment-1")  # after a Condition: on its true branch
     field(page, "key").fill("misses")
+    page.locator("#edges .edge[data-source='condition-1'][data-target='state-increment-1']").click()
+    page.locator("#btn-delete-edge").click()  # the false branch is wanted: connected by hand
     card(page, "condition-1").locator('.handle.out[data-handle="false"]').click()
     card(page, "state-increment-1").locator(".node-head").click()
+    select_node(page, "state-increment-1")
     add_from_palette(page, "State Delete", "state-delete-1")  # after the selected increment
     field(page, "key").fill("alert")
     expect(page.locator(".edge")).to_have_count(5)

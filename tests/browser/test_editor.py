@@ -246,5 +246,5 @@ def test_a_long_status_is_cut_and_whole_on_hover(author_page, monitor):
     page.locator('.palette-entry[data-entry-id="State Get"]').click()
 
     status = page.locator("#status")
-    expect(status).to_contain_text("Connect it: click the true or false handle")
+    expect(status).to_contain_text("For the false branch, delete the connection")
     assert status.get_attribute("title") == status.text_content()

@@ -34,7 +34,6 @@ from tests.ops.serving import (
     Managed,
     copy_data_dir,
     free_port,
-    migrated_data_dir,
     own_embedded_server,
     postmaster_pid,
     stop_embedded_postgres,
@@ -72,8 +71,8 @@ class Service:
         return int(re.search(rf"{re.escape(name)} pid (\d+)", line).group(1))  # type: ignore[union-attr]
 
 
-def start_service(data_dir: Path, *, own_server: bool) -> Service:
-    env = dict(FAST)
+def start_service(data_dir: Path, *, own_server: bool, **extra: str) -> Service:
+    env = {**FAST, **extra}
     if not own_server:
         env["DATABASE_URL"] = database_url(connection.settings_dict)
     port = free_port()
@@ -110,13 +109,6 @@ def call(port: int, token: str, method: str, path: str, body: object = None) -> 
         return response.status, json.loads(response.read() or b"{}")
     finally:
         conn.close()
-
-
-@pytest.fixture(scope="module")
-def migrated(tmp_path_factory):
-    """A migrated, stopped data folder; each test of its own server starts from a copy, so a
-    crash of one test's Postgres never reaches another."""
-    return migrated_data_dir(tmp_path_factory.mktemp("template"))
 
 
 @pytest.fixture

@@ -26,13 +26,12 @@ pytestmark = pytest.mark.django_db
 SHARDED_TABLES_SQL = r"""
 SELECT c.relname FROM pg_class c
  WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')
-   AND (c.relname IN ('workflow', 'workflow_execution') OR c.relname LIKE 'workflow\_state%%'
-        OR c.relname LIKE 'organization\_state%%')
+   AND (c.relname LIKE 'workflow%%' OR c.relname LIKE 'organization\_state%%')
  ORDER BY 1
 """
 EXPECTED = {
     "organization_state_usage", "workflow", "workflow_execution", "workflow_state", "workflow_state_event",
-    "workflow_state_history_due", "workflow_state_tombstone", "workflow_state_usage",
+    "workflow_state_history_due", "workflow_state_tombstone", "workflow_state_usage", "workflow_version",
 }
 
 

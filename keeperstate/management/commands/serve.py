@@ -11,11 +11,14 @@ SIGKILL) and then the embedded Postgres, when no other process still uses it.
 
 from __future__ import annotations
 
+import functools
 import http.client
 import os
 import socket
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from django.apps import apps
@@ -25,6 +28,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db import connections
 
 from keeperstate.core.numbers import whole_number
+from keeperstate.executions.housekeeping import interrupt_runs_of_worker
 from keeperstate.ops import database
 from keeperstate.ops.env import env_list
 from keeperstate.ops.supervisor import ChildSpec, GaveUp, Supervisor
@@ -172,8 +176,28 @@ class Command(BaseCommand):
         # The worker runs queued executions, the scheduler and housekeeping; started once the
         # command exists in this checkout.
         if "worker" in get_commands():
-            children.append(ChildSpec("worker", [sys.executable, str(settings.BASE_DIR / "manage.py"), "worker"]))
+            id_file = Path(tempfile.mkdtemp(prefix="keeperstate-serve-")) / "worker-id"
+            children.append(ChildSpec(
+                "worker", [sys.executable, str(settings.BASE_DIR / "manage.py"), "worker"],
+                env={"KEEPERSTATE_WORKER_ID_FILE": str(id_file)},
+                on_death=functools.partial(self._close_runs_of_dead_worker, id_file),
+            ))
         return children
+
+    def _close_runs_of_dead_worker(self, id_file: Path) -> None:
+        """The worker died: close the runs it had started as interrupted now, not after
+        KEEPERSTATE_RUN_STALE_SECONDS (its id in Procrastinate's registry of workers names them)."""
+        try:
+            worker_id = int(id_file.read_text())
+        except (OSError, ValueError):
+            return  # it died before it registered: it had started nothing
+        id_file.unlink(missing_ok=True)
+        try:
+            closed = interrupt_runs_of_worker(worker_id)
+        finally:
+            connections.close_all()
+        if closed:
+            self._log(f"closed {closed} run(s) of the dead worker as interrupted")
 
     def _seed(self, base: str) -> list[str]:
         """The demo app seeds itself (keeperstate.demo.apps) and says what the banner shows of it."""

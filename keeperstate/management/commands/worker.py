@@ -15,9 +15,11 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import DatabaseError, close_old_connections
 
-from keeperstate.executions.housekeeping import housekeeping
+from keeperstate.executions.housekeeping import housekeeping, interrupt_stale_runs
+from keeperstate.executions.listening import worker_connector
 from keeperstate.executions.scheduling import schedule_due
 from keeperstate.executions.tasks import QUEUE
+from keeperstate.ops.env import env_str
 
 logger = logging.getLogger("keeperstate.worker")
 
@@ -48,31 +50,34 @@ class Command(BaseCommand):
         )
         self.stdout.flush()
         assert isinstance(app.connector, DjangoConnector)
-        # Procrastinate's own worker command does the same: an async pool for the worker loop.
-        with app.replace_connector(app.connector.get_worker_connector()) as worker_app:
+        # Procrastinate's own worker command does the same: an async pool for the worker loop; ours
+        # listens for jobs again after the database restarts (keeperstate/executions/listening.py).
+        with app.replace_connector(worker_connector()) as worker_app:
             asyncio.run(_serve(worker_app, name, options["concurrency"], not options["no_scheduler"]))
         self.stdout.write(f"worker {name}: stopped")
 
 
 async def _serve(app: Any, name: str, concurrency: int, scheduler: bool) -> None:
     async with app.open_async():
-        jobs = asyncio.create_task(
-            app.run_worker_async(
-                queues=[QUEUE],
-                name=name,
-                concurrency=concurrency,
-                delete_jobs="always",  # the execution row is the record; finished jobs are noise
-                update_heartbeat_interval=settings.KEEPERSTATE_WORKER_HEARTBEAT_SECONDS,
-                stalled_worker_timeout=settings.KEEPERSTATE_WORKER_STALLED_SECONDS,
-                fetch_job_polling_interval=1.0,
-                install_signal_handlers=True,  # Ctrl-C / SIGTERM: finish running jobs, then stop
-            )
+        app.perform_import_paths()
+        worker = app._worker(  # what app.run_worker_async builds; kept, to learn its registry id
+            queues=[QUEUE],
+            name=name,
+            concurrency=concurrency,
+            delete_jobs="always",  # the execution row is the record; finished jobs are noise
+            update_heartbeat_interval=settings.KEEPERSTATE_WORKER_HEARTBEAT_SECONDS,
+            stalled_worker_timeout=settings.KEEPERSTATE_WORKER_STALLED_SECONDS,
+            # Notifications wake the worker at once; polling only catches what they miss.
+            fetch_job_polling_interval=settings.KEEPERSTATE_WORKER_POLL_SECONDS,
+            install_signal_handlers=True,  # Ctrl-C / SIGTERM: finish running jobs, then stop
         )
-        loops = []
+        jobs = asyncio.create_task(worker.run())
+        loops = [asyncio.create_task(_tell_worker_id(worker))]
         if scheduler:
-            loops = [
+            loops += [
                 asyncio.create_task(_every(settings.KEEPERSTATE_SCHEDULER_POLL_SECONDS, _in_thread(schedule_due))),
-                asyncio.create_task(_every(settings.KEEPERSTATE_HOUSEKEEPING_SECONDS, _housekeep(app))),
+                asyncio.create_task(_every(settings.KEEPERSTATE_RECOVERY_SECONDS, _recover(app))),
+                asyncio.create_task(_every(settings.KEEPERSTATE_HOUSEKEEPING_SECONDS, _in_thread(housekeeping))),
             ]
         try:
             await jobs
@@ -80,6 +85,17 @@ async def _serve(app: Any, name: str, concurrency: int, scheduler: bool) -> None
             for loop in loops:
                 loop.cancel()
             await asyncio.gather(*loops, return_exceptions=True)
+
+
+async def _tell_worker_id(worker: Any) -> None:
+    """Write the worker's id in Procrastinate's registry of workers to KEEPERSTATE_WORKER_ID_FILE
+    (set by `serve`), so `serve` can close this worker's runs the moment it dies."""
+    path = env_str("KEEPERSTATE_WORKER_ID_FILE")
+    while path and worker.worker_id is None:
+        await asyncio.sleep(0.05)
+    if path:
+        with open(path, "w") as out:
+            out.write(str(worker.worker_id))
 
 
 def _in_thread(function: Callable[[], Any]) -> Callable[[], Any]:
@@ -96,13 +112,12 @@ def _in_thread(function: Callable[[], Any]) -> Callable[[], Any]:
     return sync_to_async(call, thread_sensitive=False)
 
 
-def _housekeep(app: Any) -> Callable[[], Any]:
-    sweep = _in_thread(housekeeping)
+def _recover(app: Any) -> Callable[[], Any]:
+    sweep = _in_thread(interrupt_stale_runs)
 
     async def run() -> None:
-        done = await sweep()
-        if done["interrupted"]:
-            logger.warning("closed %d execution(s) left running by a dead process as interrupted", done["interrupted"])
+        if interrupted := await sweep():
+            logger.warning("closed %d execution(s) left running by a dead process as interrupted", interrupted)
         # Jobs whose worker stopped sending heartbeats go back to the queue: an execution that
         # never started runs elsewhere; one that had started is not run again (run_queued).
         stalled = await app.job_manager.get_stalled_jobs(

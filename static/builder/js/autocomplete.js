@@ -145,6 +145,15 @@ export class ReferenceAutocomplete {
         }
         menu.append(this.option(item, index));
       });
+      const nodeSources = (this.sources || []).filter((source) => source.kind === "trigger" || source.kind === "action");
+      if (!nodeSources.length && !this.context.query) {
+        // The server offers only nodes that run before this one: say why there are none.
+        const node = this.editor.node(this.editor.selectedNodeId());
+        const connected = this.editor.state.edges.some((e) => e.target === node?.id);
+        menu.prepend(this.note(connected
+          ? "No earlier node has fields to pick yet; only the built-ins below."
+          : `No earlier node to pick from: ${node ? node.data?.label || node.id : "this node"} is not connected after another node yet. Connect it, then the fields of the nodes before it appear here.`, "ref-note ref-why-empty"));
+      }
       if (!items.length) {
         menu.append(this.note(this.context.query ? `No field matches “${this.context.query}”. Esc closes this list.` : "No earlier node: connect this node after another one first."));
       }

@@ -168,7 +168,7 @@ export class Canvas {
     for (const field of def ? def.configFields : []) {
       const text = asText(config[field.name]);
       if (!text.trim()) continue;
-      const line = el("div", "summary-line");
+      const line = el("div", field.kind === "expression" ? "summary-line summary-long" : "summary-line");
       line.title = `${field.label}: ${text}`;
       const value = el("span", "summary-value");
       richText(value, text, nodes);
@@ -239,7 +239,7 @@ export class Canvas {
       const selected = ui.selected?.kind === "edge" && ui.selected.id === edge.id;
       const name = `Connection from ${nodeLabel(source)}${edge.sourceHandle ? ` (${edge.sourceHandle})` : ""} to ${nodeLabel(target)}`;
       const group = svg("g", {
-        class: "edge" + (selected ? " selected" : ""), "data-edge-id": edge.id, "data-source": edge.source, "data-target": edge.target,
+        class: "edge" + (selected ? " selected" : ""), "data-edge-id": edge.id, "data-source": edge.source, "data-target": edge.target, "data-handle": edge.sourceHandle || "",
         tabindex: "0", role: "button", "aria-label": name,
       });
       const title = svg("title");

@@ -460,9 +460,8 @@ export function budgetGauges(host, { usage, workflowKeys = null, keysPerWorkflow
 
 // --- the editor: the Runs tab and the State panel -------------------------------------------------
 
-// The Runs tab's charts: drawn whenever the runs list renders (its render hooks: after a run, a
-// refresh, a live poll that brought news); a click on a bucket lists that bucket's runs (the runs
-// list's `bucket`, sent as ?since=&until=).
+// The Runs tab's charts: drawn when the runs list renders (a MutationObserver, so runs.js needs no
+// call into here); a click on a bucket lists that bucket's runs (the runs list's window: ?since=&until=).
 export class RunCharts {
   constructor(editor, root = document.getElementById("runs-charts")) {
     this.editor = editor;
@@ -479,10 +478,10 @@ export class RunCharts {
     }
     this.filterEl?.querySelector("button")?.addEventListener("click", () => this.filter(null));
     let pending = null;
-    editor.runs.hooks.push(() => {
+    new MutationObserver(() => {
       clearTimeout(pending);
       pending = setTimeout(() => this.refresh(), 50);
-    });
+    }).observe(document.getElementById("runs-list"), { childList: true });
   }
 
   setRange(range) {
@@ -505,15 +504,17 @@ export class RunCharts {
     this.root.dataset.ready = "true";
   }
 
-  // Lists the runs of one bucket (null: all runs again; the list's own filters still apply).
+  // Lists the runs of one bucket (null: all runs again).
   filter(bucket) {
     const runs = this.editor.runs;
-    runs.bucket = bucket ? { start: bucket.start, end: bucket.end } : null;
-    this.filterEl.hidden = !bucket;
-    this.filterEl.dataset.bucket = bucket ? bucket.start : "";
-    if (bucket) {
+    runs.window = bucket ? { since: bucket.start, until: bucket.end } : null;
+    if (!bucket) {
+      this.filterEl.hidden = true;
+    } else {
+      this.filterEl.hidden = false;
       this.filterEl.querySelector("span").textContent = `Showing the runs queued ${new Date(bucket.start).toLocaleString()} – ${new Date(bucket.end).toLocaleTimeString()}.`;
     }
+    this.filterEl.dataset.bucket = bucket ? bucket.start : "";
     runs.refresh();
   }
 }

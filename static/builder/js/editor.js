@@ -32,6 +32,8 @@ class Editor {
       state: root.dataset.stateUrl,
       references: root.dataset.referencesUrl,
       executions: root.dataset.executionsUrl,
+      testStep: root.dataset.testStepUrl,
+      retry: root.dataset.retryUrl, // with EXECUTION_ID for the execution's id
       login: root.dataset.loginUrl,
     };
     this.store = new Store({
@@ -288,13 +290,13 @@ class Editor {
     if (after) {
       const afterDef = this.definitionOf(after);
       const handles = afterDef?.sourceHandles || [];
+      // A branching node (Condition) has no default: the new node goes on its first branch
+      // (true), which the status names, and the author can reconnect it to another.
+      edge = { id: nextEdgeId(doc.edges), source: after.id, target: node.id };
+      if (handles.length) edge.sourceHandle = afterDef.defaultHandle || handles[0];
+      message = `Added ${node.data.label} after ${nodeLabel(after)}${edge.sourceHandle ? ` (${edge.sourceHandle})` : ""}.`;
       if (handles.length && !afterDef.defaultHandle) {
-        // a branching node (Condition): the author chooses the branch
-        message += ` Connect it: click the ${handles.join(" or ")} handle of ${nodeLabel(after)}, then click ${node.data.label}.`;
-      } else {
-        edge = { id: nextEdgeId(doc.edges), source: after.id, target: node.id };
-        if (handles.length) edge.sourceHandle = afterDef.defaultHandle;
-        message = `Added ${node.data.label} after ${nodeLabel(after)}${edge.sourceHandle ? ` (${edge.sourceHandle})` : ""}.`;
+        message += ` For the ${handles.slice(1).join(" or ")} branch, delete the connection and connect that handle instead.`;
       }
     }
     this.store.change(`add ${node.data.label}`, (d) => {
@@ -377,12 +379,40 @@ class Editor {
         return;
       }
     }
-    this.store.change(`delete ${nodeLabel(node)}`, (d) => {
+    const bridges = this.bridgesAround(node);
+    let reconnect = false;
+    if (bridges.length) {
+      const names = bridges.map((b) => `${nodeLabel(this.node(b.source))}${b.sourceHandle ? ` (${b.sourceHandle})` : ""} → ${nodeLabel(this.node(b.target))}`).join(", ");
+      // eslint-disable-next-line no-alert -- the browser's own dialog is keyboard-operable and modal
+      reconnect = window.confirm(`${nodeLabel(node)} sits between other nodes. Reconnect them (${names}) so the chain stays whole? Cancel deletes it without reconnecting.`);
+    }
+    this.store.change(`delete ${nodeLabel(node)}${reconnect ? " and reconnect" : ""}`, (d) => {
       d.nodes = d.nodes.filter((n) => n.id !== node.id);
       d.edges = d.edges.filter((e) => e.source !== node.id && e.target !== node.id);
+      if (reconnect) for (const bridge of bridges) d.edges.push({ ...bridge, id: nextEdgeId(d.edges) });
     });
     this.store.set({ selected: null });
-    this.setStatus(`Deleted ${nodeLabel(node)}.${referrers.length ? " References to it are marked until you pick new values." : ""} Ctrl+Z brings it back.`);
+    const joined = reconnect ? " Its neighbours were reconnected." : "";
+    this.setStatus(`Deleted ${nodeLabel(node)}.${joined}${referrers.length ? " References to it are marked until you pick new values." : ""} Ctrl+Z brings it back.`);
+  }
+
+  // The edges that keep a chain whole when `node` goes: each node before it to each node after it
+  // (the incoming edge's branch kept), when one side is a single node and no such edge exists yet.
+  bridgesAround(node) {
+    const edges = this.store.doc.edges;
+    const incoming = edges.filter((e) => e.target === node.id);
+    const outgoing = edges.filter((e) => e.source === node.id);
+    if (!incoming.length || !outgoing.length || (incoming.length > 1 && outgoing.length > 1)) return [];
+    const bridges = [];
+    for (const into of incoming) {
+      for (const out of outgoing) {
+        const bridge = { source: into.source, target: out.target };
+        if (into.sourceHandle) bridge.sourceHandle = into.sourceHandle;
+        const exists = edges.some((e) => e.source === bridge.source && e.target === bridge.target && (e.sourceHandle || null) === (bridge.sourceHandle || null));
+        if (!exists && bridge.source !== bridge.target) bridges.push(bridge);
+      }
+    }
+    return bridges;
   }
 
   undo() {
@@ -471,6 +501,14 @@ class Editor {
     return data;
   }
 
+  // Validate without a word in the status bar (a field was left): the findings go to the fields and
+  // the cards, like Validate's. A newer check overtakes an older one.
+  async checkQuietly() {
+    const seq = (this.quietSeq = (this.quietSeq || 0) + 1);
+    const { ok, data } = await postJSON(this.urls.validate, this.graphPayload());
+    if (ok && seq === this.quietSeq) this.applyReport(data);
+  }
+
   async save() {
     const revision = this.store.revision;
     this.setStatus("Saving…", "busy");
@@ -499,6 +537,51 @@ class Editor {
     const runRevision = fromPoll || lead === "Last run" ? this.store.savedRevision : this.store.revision;
     this.store.set({ run: execution, runRevision }, { origin: "run" });
     this.runPanel.showExecution(execution, { switchTab, lead });
+  }
+
+  // Retry: the failed or interrupted run's input again, as a new run linked to it (the API's retry).
+  async retry(executionId) {
+    if (!executionId) return null;
+    this.runPanel.showStatus("Retrying…", "busy");
+    const { ok, data } = await postJSON(this.urls.retry.replace("EXECUTION_ID", executionId), {});
+    if (!ok) {
+      this.runPanel.showStatus(`Not retried: ${problem(data, "the server refused the retry.")}`, "error");
+      return null;
+    }
+    this.showRun(data, { lead: "Retry" });
+    this.statePanel.refresh();
+    this.runs.followLatest = true;
+    this.runs.prepend(data);
+    this.setStatus(data.status === "success" ? "Retry succeeded." : `Retry ${data.status === "error" ? "failed" : data.status}: see the results.`, data.status === "success" ? "ok" : "error");
+    return data;
+  }
+
+  // Test step: one node of the saved graph with the upstream outputs of an earlier run (the API's
+  // test-step, the runner's own node step). A node that writes state is confirmed first.
+  async testStep(nodeId, sourceExecution) {
+    const node = this.node(nodeId);
+    const def = this.definitionOf(node);
+    if (!node || !def) return null;
+    if (def.sideEffects) {
+      // eslint-disable-next-line no-alert -- the browser's own dialog is keyboard-operable and modal
+      if (!window.confirm(`Test step runs ${nodeLabel(node)} in this workflow's own state, the state its runs read: it may write it. Run it?`)) {
+        this.store.set({ step: { nodeId, note: "Not run: nothing was written." } }, { origin: "step" });
+        return null;
+      }
+    }
+    if (this.store.dirty && !(await this.save())) {
+      this.store.set({ step: { nodeId, note: "Not run: the workflow could not be saved. Fix the problems first." } }, { origin: "step" });
+      return null;
+    }
+    this.store.set({ step: { nodeId, note: "Running the step…" } }, { origin: "step" });
+    const { ok, data } = await postJSON(this.urls.testStep, { node: nodeId, sourceExecution: sourceExecution || null, allowWrites: Boolean(def.sideEffects) });
+    if (!ok) {
+      this.store.set({ step: { nodeId, note: `Not run: ${problem(data, "the server refused the step.")}` } }, { origin: "step" });
+      return null;
+    }
+    this.store.set({ step: { nodeId, ...data } }, { origin: "step" });
+    if (data.wroteState) this.statePanel.refresh();
+    return data;
   }
 
   async run(input) {

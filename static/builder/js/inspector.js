@@ -5,7 +5,9 @@
 import { getHTML, postForm } from "./http.js";
 import { isTrigger, nodeConfig, nodeLabel } from "./graph.js";
 import { enhancePairs } from "./pairs.js";
+import { isFinished } from "./runs.js";
 import { renderBadges } from "./tokens.js";
+import { relativeTime } from "./when.js";
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -13,6 +15,8 @@ function el(tag, className, text) {
   if (text !== undefined) node.textContent = text;
   return node;
 }
+
+const GUIDE_KEY = "keeperstate.editor.guide";
 
 function asText(value) {
   if (value === undefined || value === null) return "";
@@ -42,6 +46,8 @@ export class Inspector {
       this.refreshBadges();
     } else if (change.origin === "report" && this.selectedNode()) {
       this.showReportErrors(this.selectedNode().id);
+    } else if (change.origin === "step") {
+      this.renderStep();
     }
   }
 
@@ -58,6 +64,7 @@ export class Inspector {
 
   show() {
     const selected = this.editor.store.ui.selected;
+    this.root.classList.remove("showing-guide", "guide-folded");
     this.seq += 1;
     this.form = null;
     this.touched = new Set();
@@ -68,9 +75,22 @@ export class Inspector {
     return this.showGuide();
   }
 
+  // The help shown while nothing is selected, folded once the workflow has grown (or as the author
+  // last left it: remembered in this browser), so the run results below get the side column.
   showGuide() {
-    const box = el("div", "guide");
-    box.append(el("h2", null, "Build a workflow"));
+    const box = el("details", "guide");
+    box.id = "guide";
+    const remembered = localStorage.getItem(GUIDE_KEY);
+    box.open = remembered ? remembered === "open" : this.editor.state.nodes.length <= 2;
+    box.addEventListener("toggle", () => {
+      localStorage.setItem(GUIDE_KEY, box.open ? "open" : "closed");
+      this.root.classList.toggle("guide-folded", !box.open);
+    });
+    this.root.classList.toggle("guide-folded", !box.open);
+    this.root.classList.add("showing-guide");
+    const summary = el("summary");
+    summary.append(el("h2", null, "Build a workflow"));
+    box.append(summary);
     const steps = el("ol");
     for (const text of [
       "Select the Trigger and give it a sample input such as {\"block\": 100}: its fields become pickable.",
@@ -135,6 +155,7 @@ export class Inspector {
       if (nodeConfig(node).triggerType === "Webhook") box.append(this.editor.settings.webhookBox());
       box.append(el("p", "muted small", "Every workflow has exactly one trigger; it cannot be deleted."));
     } else {
+      if (def && !def.loop) box.append(this.testStepBox(node, def));
       const remove = el("button", "danger", "Delete node");
       remove.type = "button";
       remove.id = "btn-delete-node";
@@ -145,6 +166,57 @@ export class Inspector {
     this.renderNodeProblems(node.id);
     if (def) this.loadForm(node, def, formBox);
     else formBox.replaceChildren(el("p", "field-errors", `This node's action '${nodeConfig(node).actionType}' is not registered. Delete it and pick an action from the palette.`));
+  }
+
+  // Test step: run this node alone with the outputs of an earlier run (its upstream nodes' and
+  // its input's); the answer is the store's `step`, drawn by renderStep().
+  testStepBox(node, def) {
+    const box = el("section", "test-step");
+    box.setAttribute("aria-labelledby", "test-step-title");
+    const title = el("h3", null, "Test step");
+    title.id = "test-step-title";
+    const label = el("label", null, "Upstream outputs from");
+    label.htmlFor = "test-step-source";
+    const select = el("select");
+    select.id = "test-step-source";
+    const shown = this.editor.store.ui.run;
+    const runs = this.editor.runs.items.filter(isFinished);
+    if (shown && !runs.some((r) => r.id === shown.id)) runs.unshift(shown);
+    for (const run of runs) {
+      const option = el("option", null, `run ${run.id.slice(0, 8)} · ${run.status} · ${relativeTime(run.finishedAt || run.queuedAt)}`);
+      option.value = run.id;
+      option.selected = run.id === shown?.id;
+      select.append(option);
+    }
+    select.append(Object.assign(el("option", null, "no run (the trigger gives {})"), { value: "" }));
+    const button = el("button", "small-button", "Test step");
+    button.type = "button";
+    button.id = "btn-test-step";
+    button.addEventListener("click", () => this.editor.testStep(node.id, select.value));
+    box.append(title, label, select, button);
+    box.append(el("p", "help", def.sideEffects
+      ? "This node writes to the workflow's own state (the state its runs read); you are asked before it runs."
+      : "Runs only this node, as the chosen run would have; nothing is recorded as a run."));
+    const out = el("div", "test-step-result");
+    out.id = "test-step-result";
+    out.setAttribute("role", "status");
+    box.append(out);
+    return box;
+  }
+
+  renderStep() {
+    const out = this.root.querySelector("#test-step-result");
+    const step = this.editor.store.ui.step;
+    if (!out) return;
+    if (!step || step.nodeId !== this.editor.selectedNodeId()) return out.replaceChildren();
+    if (step.note) return out.replaceChildren(el("p", "muted", step.note));
+    const { result } = step;
+    const ok = result.success;
+    const head = el("p", ok ? "step-ok" : "step-fail",
+      ok ? `✓ Succeeded${step.handle ? ` (${step.handle} branch)` : ""}${step.wroteState ? " · wrote the workflow's state" : ""}` : `✗ ${result.code || "failed"}: ${result.error || ""}`);
+    const parts = [head];
+    if (ok) parts.push(el("pre", "step-data", JSON.stringify(result.data, null, 1)));
+    out.replaceChildren(...parts);
   }
 
   async loadForm(node, def, formBox) {
@@ -174,6 +246,8 @@ export class Inspector {
         this.editor.store.breakCoalescing(); // the next edit of this field is a new undo step
         this.fieldChanged(node.id, input);
       });
+      // Leaving a field shows its errors, the form's and the validator's (a TTL of -5), at once.
+      input.addEventListener("blur", () => this.fieldLeft(node.id, input));
       if (input.dataset.references) this.editor.autocomplete.attach(input);
     }
     enhancePairs(form, this.editor.autocomplete);
@@ -196,6 +270,13 @@ export class Inspector {
     }
     this.touched.add(input.name);
     this.check();
+  }
+
+  fieldLeft(nodeId, input) {
+    if (input.name === "triggerType" || !input.value.trim()) return;
+    this.touched.add(input.name);
+    this.check();
+    this.editor.checkQuietly();
   }
 
   // Ask the server to judge the form; show the errors of the fields the user has touched.

@@ -1,7 +1,8 @@
 // The Run panel: the run input JSON, and each node's result of the shown run; its output area
 // has three tabs: the run results, the list of recent runs (runs.js) and the read-only State panel.
 
-import { nodeLabel } from "./graph.js";
+import { isTrigger, nodeLabel } from "./graph.js";
+import { canRetry } from "./runs.js";
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -21,7 +22,9 @@ export class RunPanel {
     this.status = document.getElementById("run-status");
     this.staleNote = document.getElementById("run-stale-note");
     this.results = document.getElementById("run-results");
+    this.retryButton = document.getElementById("btn-retry");
     document.getElementById("btn-run").addEventListener("click", () => this.run());
+    this.retryButton.addEventListener("click", () => this.editor.retry(this.retryButton.dataset.executionId));
     this.results.addEventListener("click", (e) => {
       const row = e.target.closest("[data-node-id]");
       if (row && this.editor.node(row.dataset.nodeId)) this.editor.selectNode(row.dataset.nodeId);
@@ -107,6 +110,10 @@ export class RunPanel {
     else if (execution.status === "error") this.showStatus(`${lead} failed at ${time}${how}: ${execution.error}`, "error");
     else this.showStatus(`${lead} is ${execution.status} (${time}${how}).`, "");
     this.status.dataset.executionId = execution.id;
+    this.retryButton.hidden = !canRetry(execution);
+    this.retryButton.dataset.executionId = execution.id;
+    this.retryButton.setAttribute("aria-label", `Retry the run ${execution.id.slice(0, 8)} with the same input`);
+    if (execution.retryOf) this.status.append(` Retry of ${execution.retryOf.slice(0, 8)}.`);
     const rows = [];
     for (const node of this.editor.state.nodes) {
       const result = (execution.nodeResults || {})[node.id];
@@ -132,7 +139,8 @@ export class RunPanel {
       if (result?.iterationCount) note += ` · ran for ${result.iterationCount} item${result.iterationCount === 1 ? "" : "s"}, the last shown`;
       head.append(el("span", "result-mark", mark), el("strong", "result-label", nodeLabel(node)), el("code", "muted", node.id), el("span", "result-note", note));
       row.append(head);
-      if (result?.success) row.append(el("pre", "result-data", pretty(result.data)));
+      if (result && !result.skipped) row.append(this.io("Input", this.inputOf(node, execution), "result-input"));
+      if (result?.success) row.append(this.io("Output", result.data, "result-data"));
       if (result && !result.success && !result.skipped) {
         const error = el("div", "result-error");
         error.append(el("span", "error-code", result.code || "ERROR"), el("span", "error-message", result.error || ""));
@@ -144,6 +152,25 @@ export class RunPanel {
     }
     this.results.replaceChildren(...rows);
     this.render();
+  }
+
+  // What a node received in `execution`: the trigger the run input; any other node the outputs
+  // of the nodes it is connected from (by label), which its references read.
+  inputOf(node, execution) {
+    if (isTrigger(node)) return execution.input;
+    const input = {};
+    for (const edge of this.editor.state.edges.filter((e) => e.target === node.id)) {
+      const source = this.editor.node(edge.source);
+      const result = (execution.nodeResults || {})[edge.source];
+      if (source && result?.success) input[nodeLabel(source)] = result.data;
+    }
+    return input;
+  }
+
+  io(title, value, className) {
+    const box = el("div", `result-io ${className}`);
+    box.append(el("span", "result-io-title", title), el("pre", null, pretty(value)));
+    return box;
   }
 
   // A For Each body node's result per item (the first 100 are recorded), folded away.

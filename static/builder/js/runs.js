@@ -57,7 +57,7 @@ export class RunsList {
     this.nextUrl = null;
     this.seq = 0;
     this.hooks = [];
-    this.bucket = null; // {start, end}: set by the Runs chart's click
+    this.window = null; // {since, until}: one bucket of the Runs chart (charts.js), else null
     this.followLatest = true; // the shown run follows the newest until the author opens one
     document.getElementById("btn-runs-refresh").addEventListener("click", () => this.refresh());
     this.moreButton.addEventListener("click", () => this.more());
@@ -77,15 +77,17 @@ export class RunsList {
     const { status, trigger, range } = this.filterEls;
     if (status.value) params.set("status", status.value);
     if (trigger.value) params.set("trigger", trigger.value);
-    if (this.bucket) { // a bucket of the Runs chart (charts.js): its runs only
-      params.set("since", this.bucket.start);
-      params.set("until", this.bucket.end);
-    } else if (RANGES[range.value]) params.set("since", new Date(Date.now() - RANGES[range.value] * 1000).toISOString());
+    if (RANGES[range.value]) params.set("since", new Date(Date.now() - RANGES[range.value] * 1000).toISOString());
+    if (this.window) {
+      // A chart bucket: its own window, inside the chosen range (the later start wins).
+      if (!params.has("since") || new Date(this.window.since) > new Date(params.get("since"))) params.set("since", this.window.since);
+      params.set("until", this.window.until);
+    }
     return `${this.editor.urls.executions}?${params}`;
   }
 
   filtered() {
-    return Boolean(this.bucket) || Object.values(this.filterEls).some((select) => select.value);
+    return Boolean(this.window) || Object.values(this.filterEls).some((select) => select.value);
   }
 
   async refresh({ showLatest = false } = {}) {

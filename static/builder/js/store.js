@@ -18,6 +18,7 @@ export class Store {
       report: null, // the last Validate / Save report
       run: null, // the execution shown on the canvas
       runRevision: null, // the revision the shown run belongs to; marks dim once the graph moves on
+      step: null, // the last Test step's answer: {nodeId, result, handle, wroteState, sourceExecution} or {nodeId, note}
     };
     this.revision = 0; // grows with every document change (undo and redo included)
     this.savedRevision = 0;

@@ -1,0 +1,85 @@
+"""The worker's connector: Procrastinate's psycopg connector, with a job listener that outlives
+the database.
+
+Procrastinate's own listener (3.10) gives up when the database is gone: after a restart its
+LISTEN connection is dead, and a reconnect attempt made while Postgres is still starting raises
+out of the listener, so the worker is left polling for jobs once a second (issue 24: a webhook's
+run went from 0.13 s to 0.5–1.0 s until the worker was restarted). This listener reconnects every
+``RETRY_SECONDS`` until the database answers, LISTENs again, and wakes the worker once at each
+(re)connection for the jobs queued while nobody listened. A connection that stops answering
+(a cut network, where no reset ever arrives) is found by a check every ``CHECK_SECONDS`` bounded
+by the same time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+import psycopg
+from procrastinate import connector, exceptions, sql, utils
+from procrastinate.psycopg_connector import PsycopgConnector
+
+logger = logging.getLogger("keeperstate.worker")
+
+RETRY_SECONDS = 0.5
+CHECK_SECONDS = 2.0
+# What Procrastinate's worker does on this notification: look for jobs now.
+WAKE_UP = json.dumps({"type": "job_inserted", "job_id": 0})
+
+
+class ListeningConnector(PsycopgConnector):
+    async def listen_notify(self, on_notification: connector.Notify, channels: Iterable[str]) -> None:
+        channels = list(channels)
+        lost = False
+        while True:
+            try:
+                await self._listen(on_notification, channels)
+            except (psycopg.Error, exceptions.ConnectorException, OSError, TimeoutError) as exc:
+                if not lost:
+                    logger.warning("job notifications lost (%s); listening again as soon as the database answers",
+                                   type(exc).__name__)
+                lost = True
+                await asyncio.sleep(RETRY_SECONDS)
+                continue
+
+    async def _listen(self, on_notification: connector.Notify, channels: list[str]) -> None:
+        async with asyncio.timeout(CHECK_SECONDS * 2):
+            opened = self._get_standalone_connection()
+            connection = await opened.__aenter__()
+        try:
+            for channel in channels:
+                listen = self._make_dynamic_query(query=sql.queries["listen_queue"], channel_name=channel)
+                await connection.execute(listen)
+            logger.info("listening for jobs on %s", ", ".join(channels))
+            for channel in channels:  # jobs queued while nobody listened
+                await on_notification(channel=channel, payload=WAKE_UP)
+            while True:
+                async for notification in utils.gen_with_timeout(
+                    aiterable=connection.notifies(), timeout=CHECK_SECONDS, raise_timeout=False
+                ):
+                    await on_notification(channel=notification.channel, payload=notification.payload)
+                async with asyncio.timeout(CHECK_SECONDS):
+                    await connection.execute("SELECT 1")
+        finally:
+            await _close_quietly(opened)
+
+
+async def _close_quietly(opened: Any) -> None:
+    try:
+        async with asyncio.timeout(CHECK_SECONDS):
+            await opened.__aexit__(None, None, None)
+    except (psycopg.Error, OSError, TimeoutError):
+        pass  # the connection was already dead
+
+
+def worker_connector() -> ListeningConnector:
+    """The worker's connector on Django's database (what Procrastinate's ``get_worker_connector``
+    builds, with this listener)."""
+    from procrastinate.contrib.django import utils as django_utils
+    from procrastinate.contrib.django.settings import settings as procrastinate_settings
+
+    return ListeningConnector(kwargs=django_utils.connector_params(procrastinate_settings.DATABASE_ALIAS))

@@ -1,0 +1,113 @@
+"""Workflow versions: every save that changes a workflow's name or graph keeps one, with who
+saved it and a one-line summary of what changed (DESIGN.md §8, the editor's history after a
+reload). Restoring a version saves its graph again through workflow_update, so the restore is
+itself validated, audited and kept as a new version; nothing is ever rewritten in place."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Max
+
+from keeperstate.workflows.models import Workflow, WorkflowVersion
+
+MAX_SUMMARY = 300
+NAMES_SHOWN = 3
+
+
+def _by_id(items: Any) -> dict[str, dict[str, Any]]:
+    return {str(item["id"]): item for item in items or [] if isinstance(item, dict) and "id" in item}
+
+
+def _label(node: dict[str, Any]) -> str:
+    data = node.get("data")
+    label = data.get("label") if isinstance(data, dict) else None
+    return str(label or node["id"])
+
+
+def _edge(edge: dict[str, Any]) -> dict[str, Any]:
+    return {"id": edge["id"], "source": edge.get("source"), "target": edge.get("target"),
+            "sourceHandle": edge.get("sourceHandle")}
+
+
+def graph_diff(before: WorkflowVersion | None, name: str, nodes: Any, edges: Any) -> dict[str, Any]:
+    """What changed from ``before`` (None: the first version) to this name and graph. A node is
+    *changed* when its label, type or config differ, *moved* when only its position does."""
+    old_nodes = _by_id(before.nodes) if before else {}
+    old_edges = _by_id(before.edges) if before else {}
+    new_nodes, new_edges = _by_id(nodes), _by_id(edges)
+
+    def brief(node: dict[str, Any]) -> dict[str, str]:
+        return {"id": node["id"], "label": _label(node)}
+
+    def without_position(node: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in node.items() if k != "position"}
+
+    common = [nid for nid in new_nodes if nid in old_nodes]
+    changed = [nid for nid in common if without_position(new_nodes[nid]) != without_position(old_nodes[nid])]
+    moved = [nid for nid in common if nid not in changed and new_nodes[nid] != old_nodes[nid]]
+    return {
+        "renamed": {"from": before.name, "to": name} if before and before.name != name else None,
+        "nodes": {
+            "added": [brief(new_nodes[nid]) for nid in new_nodes if nid not in old_nodes],
+            "removed": [brief(old_nodes[nid]) for nid in old_nodes if nid not in new_nodes],
+            "changed": [brief(new_nodes[nid]) for nid in changed],
+            "moved": [brief(new_nodes[nid]) for nid in moved],
+        },
+        "edges": {
+            "added": [_edge(new_edges[eid]) for eid in new_edges if eid not in old_edges],
+            "removed": [_edge(old_edges[eid]) for eid in old_edges if eid not in new_edges],
+        },
+    }
+
+
+def _names(nodes: list[dict[str, str]]) -> str:
+    shown = ", ".join(n["label"] for n in nodes[:NAMES_SHOWN])
+    return shown + (f" and {len(nodes) - NAMES_SHOWN} more" if len(nodes) > NAMES_SHOWN else "")
+
+
+def summarize(diff: dict[str, Any], *, first: bool) -> str:
+    """One line: "added Head, Cursor; changed Condition; 2 connections added"."""
+    if first:
+        return f"First version: {len(diff['nodes']['added'])} node(s)"
+    parts = []
+    if diff["renamed"]:
+        parts.append(f"renamed to {diff['renamed']['to']}")
+    for verb in ("added", "removed", "changed"):
+        if diff["nodes"][verb]:
+            parts.append(f"{verb} {_names(diff['nodes'][verb])}")
+    if diff["nodes"]["moved"]:
+        parts.append(f"moved {len(diff['nodes']['moved'])} node(s)")
+    for verb in ("added", "removed"):
+        if count := len(diff["edges"][verb]):
+            parts.append(f"{count} connection{'s' if count != 1 else ''} {verb}")
+    line = "; ".join(parts) or "saved unchanged"
+    line = line[0].upper() + line[1:]
+    return line if len(line) <= MAX_SUMMARY else line[: MAX_SUMMARY - 1] + "…"
+
+
+def record_version(workflow: Workflow, *, user: Any = None, summary_prefix: str = "") -> WorkflowVersion | None:
+    """Keep the workflow's current name and graph as its next version, unless they equal the last
+    one's. Call inside the saving transaction: the workflow row is locked, so two saves number apart."""
+    Workflow.objects.select_for_update().filter(pk=workflow.pk).first()
+    last = workflow.versions.order_by("-number").first()
+    if last is not None and (last.name, last.nodes, last.edges) == (workflow.name, workflow.nodes, workflow.edges):
+        return None
+    diff = graph_diff(last, workflow.name, workflow.nodes, workflow.edges)
+    number = (workflow.versions.aggregate(top=Max("number"))["top"] or 0) + 1
+    return WorkflowVersion.objects.create(
+        organization_id=workflow.organization_id,
+        workflow=workflow,
+        number=number,
+        name=workflow.name,
+        nodes=workflow.nodes,
+        edges=workflow.edges,
+        changes=diff,
+        summary=(summary_prefix + summarize(diff, first=last is None))[:MAX_SUMMARY],
+        created_by=user if getattr(user, "pk", None) else None,
+    )
+
+
+def versions_of(workflow: Workflow) -> Any:
+    """The workflow's versions, newest first."""
+    return workflow.versions.select_related("created_by").order_by("-number")
