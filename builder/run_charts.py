@@ -14,5 +14,5 @@ LIST_RANGE = RANGES["24h"]
 
 def list_run_charts(workflows: list[Workflow]) -> dict[str, dict[str, Any]]:
     """``{workflow id: the stats answer}`` for workflows the caller listed for its user."""
-    charts = run_stats_of(workflow_ids=[w.id for w in workflows], span=LIST_RANGE)
+    charts = run_stats_of(workflows=workflows, span=LIST_RANGE)
     return {str(workflow_id): chart for workflow_id, chart in charts.items()}

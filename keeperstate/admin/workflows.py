@@ -33,6 +33,7 @@ class WorkflowAdmin(TenantScopedAdmin):
         # A saved workflow never changes organization (its rows shard by it, docs/scaling.md).
         fields = list(super().get_readonly_fields(request, obj))
         return [*fields, "organization"] if obj is not None else fields
+
     @property
     def media(self) -> Any:
         return super().media + CHART_MEDIA

@@ -65,4 +65,4 @@ class ExecutionStatsView(JSONOnly):
     def get(self, request: Request, pk: str) -> Response:
         workflow = get_workflow_for(request.user, pk)  # another organization's: 404
         span = parse_range(request.query_params.get("range"))
-        return Response(run_stats(workflow_id=workflow.id, span=span))
+        return Response(run_stats(workflow=workflow, span=span))

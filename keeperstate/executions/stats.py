@@ -20,6 +20,7 @@ from django.db import connection
 
 from keeperstate.core.buckets import EPOCH, Range, window
 from keeperstate.executions.models import WorkflowExecution
+from keeperstate.workflows.models import Workflow
 
 STATUSES = ("success", "error", "interrupted", "skipped")
 
@@ -31,7 +32,8 @@ SELECT e.workflow_id, date_bin(%(step)s, e.queued_at, %(origin)s) AS bucket,
        percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM e.finished_at - e.started_at) * 1000)
            FILTER (WHERE e.started_at IS NOT NULL AND e.finished_at IS NOT NULL)
   FROM {WorkflowExecution._meta.db_table} e
- WHERE e.workflow_id = ANY(%(workflows)s) AND e.queued_at >= %(start)s AND e.queued_at < %(end)s
+ WHERE e.organization_id = ANY(%(organizations)s) AND e.workflow_id = ANY(%(workflows)s)
+   AND e.queued_at >= %(start)s AND e.queued_at < %(end)s
    AND e.status IN ({", ".join(f"'{s}'" for s in STATUSES)})
  GROUP BY 1, 2
 """
@@ -41,18 +43,21 @@ def _ms(value: Any) -> float | None:
     return None if value is None else round(float(value), 1)
 
 
-def run_stats(*, workflow_id: Any, span: Range, now: datetime | None = None) -> dict[str, Any]:
+def run_stats(*, workflow: Workflow, span: Range, now: datetime | None = None) -> dict[str, Any]:
     """The chart of a workflow's runs over ``span``: each bucket's runs by status and its duration
     p50/p95 in milliseconds (null for a bucket with no timed run), oldest bucket first."""
-    return run_stats_of(workflow_ids=[workflow_id], span=span, now=now)[workflow_id]
+    return run_stats_of(workflows=[workflow], span=span, now=now)[workflow.id]
 
 
-def run_stats_of(*, workflow_ids: list[Any], span: Range, now: datetime | None = None) -> dict[Any, dict[str, Any]]:
+def run_stats_of(*, workflows: list[Workflow], span: Range, now: datetime | None = None) -> dict[Any, dict[str, Any]]:
     """``run_stats`` of several workflows (the small charts of the workflow list) in the same one
-    statement, keyed by workflow id. The caller has checked that the workflows are the user's."""
+    statement, keyed by workflow id. The caller has checked that the workflows are the user's.
+    The organizations go in too: runs are kept by organization (the shard key, docs/scaling.md)."""
     start, end = window(span, now)
+    workflow_ids = [w.id for w in workflows]
     params: dict[str, Any] = {
-        "step": span.step, "origin": EPOCH, "workflows": list(workflow_ids), "start": start, "end": end,
+        "step": span.step, "origin": EPOCH, "workflows": workflow_ids, "start": start, "end": end,
+        "organizations": sorted({w.organization_id for w in workflows}),
     }
     rows: dict[Any, dict[datetime, tuple[Any, ...]]] = {workflow_id: {} for workflow_id in workflow_ids}
     if workflow_ids:

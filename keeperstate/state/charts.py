@@ -1,10 +1,11 @@
 """A key over time and the budgets, for the charts of the State panel and admin.
 
 ``key_series`` reads the history the store already keeps (workflow_state_event, trimmed to
-KEEPERSTATE_HISTORY_PER_KEY events per key) in one statement over ``state_event_key_idx``
-(workflow, key, -id). A key whose every written value is a number (a cursor, a counter) is a
-series of values by time, each point with its version and the run that wrote it; any other key is
-its writes per bucket of the runs chart's ranges, counted by a second, aggregate statement.
+KEEPERSTATE_HISTORY_PER_KEY events per key) in one statement over ``state_event_key_time_idx``
+(organization, workflow, key, -created_at, -id), in time order as the State panel lists it. A key
+whose every written value is a number (a cursor, a counter) is a series of values by time, each
+point with its version and the run that wrote it; any other key is its writes per bucket of the
+runs chart's ranges, counted by a second, aggregate statement.
 
 ``workflow_usage`` is a workflow's live keys against its ceiling; the organization's budget is
 ``selectors.org_usage``.
@@ -27,15 +28,16 @@ EVENTS_SQL = """
 SELECT e.created_at, e.operation, e.new_value, e.new_version, e.execution_id, e.actor,
        coalesce(jsonb_typeof(e.new_value), 'null')
   FROM workflow_state_event e
- WHERE e.workflow_id = %(workflow)s AND e.key = %(key)s
- ORDER BY e.id DESC
+ WHERE e.organization_id = %(organization)s AND e.workflow_id = %(workflow)s AND e.key = %(key)s
+ ORDER BY e.created_at DESC, e.id DESC
  LIMIT %(limit)s
 """
 WRITES_SQL = """
 SELECT date_bin(%(step)s, e.created_at, %(origin)s), count(*) FILTER (WHERE e.operation <> 'delete'),
        count(*) FILTER (WHERE e.operation = 'delete')
   FROM workflow_state_event e
- WHERE e.workflow_id = %(workflow)s AND e.key = %(key)s AND e.created_at >= %(start)s AND e.created_at < %(end)s
+ WHERE e.organization_id = %(organization)s AND e.workflow_id = %(workflow)s AND e.key = %(key)s
+   AND e.created_at >= %(start)s AND e.created_at < %(end)s
  GROUP BY 1
 """
 
@@ -50,7 +52,8 @@ def key_series(*, scope: StateScope, key: str, span: Range) -> dict[str, Any]:
     "range", "bucketSeconds", "buckets"}``; ``kind: "empty"`` for a key without history. The
     caller has checked that the scope's workflow is the user's."""
     params: dict[str, Any] = {
-        "workflow": scope.workflow_id, "key": key, "limit": settings.KEEPERSTATE_HISTORY_PER_KEY,
+        "organization": scope.organization_id, "workflow": scope.workflow_id, "key": key,
+        "limit": settings.KEEPERSTATE_HISTORY_PER_KEY,
     }
     with storage_errors("read"), connection.cursor() as cursor:
         cursor.execute(EVENTS_SQL, params)

@@ -150,7 +150,7 @@ def test_one_aggregate_statement_whatever_the_number_of_runs(api, workflow, hour
     few, _ = statements_of(api, url)
     # …and of many
     WorkflowExecution.objects.bulk_create(
-        WorkflowExecution(organization_id=workflow.organization_id, workflow=workflow, status=Status.SUCCESS,
+        WorkflowExecution(workflow=workflow, organization_id=workflow.organization_id, status=Status.SUCCESS,
                           queued_at=hour_ago_bucket - timedelta(hours=h),
                           started_at=hour_ago_bucket, finished_at=hour_ago_bucket + timedelta(milliseconds=h))
         for h in range(150)
@@ -171,7 +171,8 @@ def test_the_aggregate_reads_the_workflow_queued_index(workflow):
         cursor.execute("SET LOCAL enable_seqscan = off")  # tiny test tables: ask which index serves it
         cursor.execute(
             "EXPLAIN " + STATS_SQL,
-            {"step": RANGES["24h"].step, "origin": start, "workflows": [workflow.id], "start": start, "end": end},
+            {"step": RANGES["24h"].step, "origin": start, "workflows": [workflow.id], "start": start, "end": end,
+             "organizations": [workflow.organization_id]},
         )
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "execution_workflow_queued" in plan

@@ -65,8 +65,9 @@ def test_other_values_are_writes_per_bucket(client_as_alice, workflow):
     assert (body["kind"], body["range"], body["bucketSeconds"], len(body["buckets"])) == ("writes", "1h", 120, 30)
     start, end = window(RANGES["1h"])
     assert body["buckets"][0]["start"] == start.isoformat()
-    assert (body["buckets"][-1]["writes"], body["buckets"][-1]["deletes"]) == (3, 1)
-    assert sum(b["writes"] for b in body["buckets"]) == 3
+    # (in the last bucket or two: the writes may straddle a 2-minute boundary)
+    assert sum(b["writes"] for b in body["buckets"][-2:]) == sum(b["writes"] for b in body["buckets"]) == 3
+    assert sum(b["deletes"] for b in body["buckets"]) == 1
 
 
 def test_a_key_without_history_is_empty(client_as_alice, workflow):
