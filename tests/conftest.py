@@ -17,7 +17,7 @@ pytest_plugins = ["tests.workers.processes"]
 # `pytest -m "not browser and not processes and not pgbouncer and not chain"` runs without Chromium,
 # PgBouncer, ganache or extra processes.
 TIERS = {"browser": "browser", "ops": "processes", "workers": "processes", "faults": "processes",
-         "pgbouncer": "pgbouncer", "chain": "chain", "mcp": "processes"}
+         "pgbouncer": "pgbouncer", "chain": "chain", "mcp": "processes", "hosts": "hosts"}
 TESTS = Path(__file__).resolve().parent
 
 
