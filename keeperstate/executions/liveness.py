@@ -50,6 +50,9 @@ def _beat() -> None:
         with _lock:
             ids = list(_running)
         if not ids:
+            # Idle: hand the connection back (a test database must be droppable, and an idle
+            # process should not hold a backend); the next beat with runs opens another.
+            connection.close()
             continue
         try:
             WorkflowExecution.objects.filter(pk__in=ids, status=WorkflowExecution.Status.RUNNING).update(
