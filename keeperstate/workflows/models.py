@@ -138,5 +138,10 @@ class WorkflowVersion(KeepsOrganization):
             ),
         ]
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.organization_id is None and self.workflow_id is not None:
+            self.organization_id = self.workflow.organization_id  # the workflow's shard, as an execution's
+        super().save(*args, **kwargs)
+
     def __str__(self) -> str:
         return f"{self.workflow} v{self.number}"

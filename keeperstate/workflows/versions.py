@@ -96,7 +96,6 @@ def record_version(workflow: Workflow, *, user: Any = None, summary_prefix: str 
     diff = graph_diff(last, workflow.name, workflow.nodes, workflow.edges)
     number = (workflow.versions.aggregate(top=Max("number"))["top"] or 0) + 1
     return WorkflowVersion.objects.create(
-        organization_id=workflow.organization_id,
         workflow=workflow,
         number=number,
         name=workflow.name,
