@@ -5,11 +5,12 @@
 // of 20 runs. docs/adr/0054-layout-library.md records the figures and the decision they led to.
 //
 // Run from the repository root, after `npm ci --prefix frontend`:
-//   node frontend/measure-layout.mjs            (a Markdown table; --json for the raw figures)
+//   node frontend/measure-layout.mjs            (a Markdown table; --json for the raw figures,
+//                                               --svg DIR to also draw each layout as an SVG file)
 // The demo graphs are read from the Python modules that define them (keeperstate/demo/graphs.py,
 // keeperstate/workflows/examples.py) with $PYTHON, else .venv/bin/python, else python3.
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -297,13 +298,31 @@ async function medianMs(run) {
   return (times[RUNS / 2 - 1] + times[RUNS / 2]) / 2;
 }
 
+// A drawing of one layout: the cards as boxes, the edges as the polylines that were measured.
+function drawing({ boxes, routes }) {
+  const xs = [...boxes.flatMap((b) => [b.x, b.x + b.width]), ...routes.flatMap((r) => r.points.map((p) => p.x))];
+  const ys = [...boxes.flatMap((b) => [b.y, b.y + b.height]), ...routes.flatMap((r) => r.points.map((p) => p.y))];
+  const [x0, y0] = [Math.min(...xs) - 10, Math.min(...ys) - 10];
+  const [w, h] = [Math.max(...xs) - x0 + 10, Math.max(...ys) - y0 + 10];
+  const cards = boxes.map((b) => `<rect x="${b.x}" y="${b.y}" width="${b.width}" height="${b.height}" rx="10" fill="#fff" stroke="#98a2b3"/><text x="${b.x + 10}" y="${b.y + 20}" font-family="sans-serif" font-size="13">${b.id}</text>`);
+  const lines = routes.map((r) => `<polyline points="${r.points.map((p) => `${p.x},${p.y}`).join(" ")}" fill="none" stroke="#2f5bd3" stroke-width="1.5"/>`);
+  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="${x0} ${y0} ${w} ${h}" width="${w}" height="${h}"><rect x="${x0}" y="${y0}" width="${w}" height="${h}" fill="#f4f6fa"/>${cards.join("")}${lines.join("")}</svg>\n`;
+}
+
 const QUALITY = ["crossings", "bends", "throughCards", "overlaps", "edgeLength", "area"];
 
 async function main() {
   const engine = new ELK();
   const graphs = { ...demoGraphs(), "Generated, 50 nodes": generatedGraph() };
   const results = [];
+  const svgDir = process.argv[process.argv.indexOf("--svg") + 1];
+  if (process.argv.includes("--svg")) mkdirSync(svgDir, { recursive: true });
   for (const [name, graph] of Object.entries(graphs)) {
+    if (process.argv.includes("--svg")) {
+      const file = name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "");
+      writeFileSync(join(svgDir, `${file}-ours.svg`), drawing(ours(graph)));
+      writeFileSync(join(svgDir, `${file}-elkjs.svg`), drawing(await elk(graph, new ELK())));
+    }
     const a = { engine: "ours", ...measure(ours(graph)), ms: await medianMs(() => ours(graph)) };
     const b = { engine: `elkjs ${ELK_VERSION}`, ...measure(await elk(graph, engine)), ms: await medianMs(() => elk(graph, engine)) };
     const elkAsGood = QUALITY.every((k) => b[k] <= a[k]);
