@@ -102,7 +102,8 @@ function generatedGraph(size = 50) {
 // --- the cards ------------------------------------------------------------------------------
 
 // Card heights as the editor renders them: measured from the demo graphs' saved positions (the
-// rank-to-rank step minus Auto-layout's 70 px gap), per action type; width is CARD_WIDTH.
+// rank-to-rank step minus Auto-layout's 70 px gap), per action type (State Set's is an estimate:
+// no demo card follows one); width is CARD_WIDTH.
 const HEIGHTS = {
   trigger: 104, "State Get": 89, "State Set": 106, "State Increment": 89, Condition: 125,
   "For Each": 124, "Set Fields": 105, "HTTP Request": 161,
