@@ -60,4 +60,5 @@ def execution_json(execution: WorkflowExecution) -> dict[str, Any]:
         "startedAt": when(execution.started_at),
         "finishedAt": when(execution.finished_at),
         "scheduledFor": when(execution.scheduled_for),
+        "retryOf": str(execution.retry_of_id) if execution.retry_of_id else None,
     }
