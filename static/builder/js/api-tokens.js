@@ -3,19 +3,13 @@
 
 import { getJSON, postJSON, problem, sendJSON } from "./http.js";
 import { relativeTime } from "./when.js";
+import { el } from "./dom.js";
 
 const root = document.getElementById("tokens-root");
 const url = root.dataset.apiUrl;
 const statusEl = document.getElementById("tokens-status");
 const table = document.getElementById("token-list");
 const form = document.getElementById("token-form");
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 function say(text, kind = "") {
   statusEl.textContent = text;

@@ -6,6 +6,7 @@ import { isTrigger, nodeConfig, nodeLabel } from "./graph.js";
 import { boundsOf, CARD_WIDTH } from "./layout.js";
 import { routeEdge } from "./routing.js";
 import { hasBrokenReference, richText } from "./tokens.js";
+import { el } from "./dom.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 const DRAG_THRESHOLD = 4;
@@ -15,13 +16,6 @@ const ZOOM_STEP = 1.2;
 const FIT_MARGIN = 32;
 const PAN_STEP = 60;
 const EDGE_PAD = 400; // room around the graph in the edge layer for curves that bulge out
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 function svg(tag, attrs) {
   const node = document.createElementNS(SVG_NS, tag);

@@ -10,6 +10,7 @@
 // RunCharts and StateCharts; other pages through mountCharts (server-rendered JSON).
 
 import { getJSON } from "./http.js";
+import { el } from "./dom.js";
 
 const STATUS = {
   success: { label: "Succeeded", color: "#1e7a46", pattern: "solid" },
@@ -22,13 +23,6 @@ const NEAR = 0.8;
 const FULL = 0.95;
 const numbers = new Intl.NumberFormat("en-US");
 let figureSeq = 0;
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 function chartLibrary() {
   if (!window.Chart) throw new Error("Chart.js is not loaded: run node frontend/vendor.mjs");

@@ -8,13 +8,7 @@ import { enhancePairs } from "./pairs.js";
 import { isFinished } from "./runs.js";
 import { renderBadges } from "./tokens.js";
 import { relativeTime } from "./when.js";
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
+import { el } from "./dom.js";
 
 const GUIDE_KEY = "keeperstate.editor.guide";
 

@@ -2,12 +2,7 @@
 // form's own JSON textarea, which stays the field the inspector, the form check and Save read.
 // Value inputs take @ references like any reference-capable field.
 
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
+import { el } from "./dom.js";
 
 function parseObject(text) {
   if (!text.trim()) return {};

@@ -3,13 +3,7 @@
 
 import { isTrigger, nodeLabel } from "./graph.js";
 import { canRetry } from "./runs.js";
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
+import { el } from "./dom.js";
 
 function pretty(value) {
   return JSON.stringify(value, null, 1).replace(/\n\s*/g, " ");

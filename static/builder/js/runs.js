@@ -9,6 +9,7 @@
 
 import { getJSON } from "./http.js";
 import { relativeTime, tickRelativeTimes } from "./when.js";
+import { el } from "./dom.js";
 
 const PAGE_SIZE = 20;
 const POLL_MS = 2000;
@@ -17,13 +18,6 @@ const STATUS_TEXT = {
 };
 const RANGES = { hour: 3600, day: 86400, week: 7 * 86400 };
 const RETRYABLE = new Set(["error", "interrupted"]);
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 export function duration(execution) {
   if (!execution.startedAt || !execution.finishedAt) return "—";

@@ -4,13 +4,7 @@
 import { problem, sendJSON as send } from "./http.js";
 import { isTrigger, nodeConfig } from "./graph.js";
 import { relativeTime, tickRelativeTimes } from "./when.js";
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
+import { el } from "./dom.js";
 
 export class WorkflowSettings {
   constructor(editor, root) {

@@ -2,6 +2,7 @@
 // usage, from GET /builder/workflows/<id>/state/. Read-only: nothing here writes state.
 
 import { getJSON } from "./http.js";
+import { el } from "./dom.js";
 
 const VALUE_CHARS = 60;
 const HISTORY_VALUE_CHARS = 40;
@@ -12,13 +13,6 @@ const EMPTY = "This workflow has no stored state yet. State Set writes it when t
 const NONE_LIVE = "No live keys now: every key this workflow wrote was deleted or has expired (see Recent changes).";
 const numbers = new Intl.NumberFormat("en-US");
 const relative = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 // Compact JSON, cut to `max` characters; the full text goes in the title (hover).
 function valueCode(value, max, className = "") {

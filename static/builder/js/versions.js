@@ -4,6 +4,7 @@
 
 import { getJSON, postJSON, problem } from "./http.js";
 import { relativeTime } from "./when.js";
+import { el } from "./dom.js";
 
 const root = document.getElementById("versions-root");
 const list = document.getElementById("versions-list");
@@ -11,13 +12,6 @@ const statusEl = document.getElementById("versions-status");
 const moreButton = document.getElementById("btn-versions-more");
 let items = [];
 let nextUrl = null;
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 function say(text, kind = "") {
   statusEl.textContent = text;
