@@ -4,6 +4,7 @@ SDK's own client. One server per module, stopped by PID; its log is printed when
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import signal
 import subprocess
@@ -99,5 +100,8 @@ def answer(result: Any) -> Any:
     return json.loads(result.content[0].text)
 
 
-def run(coroutine: Any) -> Any:
-    return asyncio.run(coroutine)
+def run(coroutine: Any, timeout: float = 120) -> Any:
+    """Run the client's coroutine on a thread of its own: in a whole-suite run the browser tests'
+    Playwright keeps an event loop running on the main thread, where asyncio.run() refuses to start."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result(timeout=timeout)
