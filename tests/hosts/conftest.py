@@ -59,6 +59,13 @@ def database_host(network):
     forwarder.close()
 
 
+def _signal_group(process: subprocess.Popen[bytes], signum: int) -> None:
+    try:
+        os.killpg(process.pid, signum)
+    except ProcessLookupError:
+        pass  # the group is gone already
+
+
 class HostProcesses:
     def __init__(self, log_dir: Path, database_url: str):
         self.log_dir, self.database_url = log_dir, database_url
@@ -68,8 +75,9 @@ class HostProcesses:
         log = open(self.log_dir / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
         full_env = {**os.environ, **FAST, "DATABASE_URL": self.database_url, "PYTHONUNBUFFERED": "1",
                     "KEEPERSTATE_API_RATE": "100000000/min", "KEEPERSTATE_ORG_RUNS_PER_MINUTE": "100000000", **env}
+        # A session of its own: its process group (the process's pid) holds gunicorn's workers too.
         process = subprocess.Popen(host.command(sys.executable, *args), stdout=log, stderr=subprocess.STDOUT,
-                                   env=full_env, cwd=settings.BASE_DIR)
+                                   env=full_env, cwd=settings.BASE_DIR, start_new_session=True)
         process.log_path = log.name  # type: ignore[attr-defined]
         self.children.append(process)
         return process
@@ -85,14 +93,17 @@ class HostProcesses:
     def stop_all(self) -> None:
         for process in self.children:
             if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
+                _signal_group(process, signal.SIGTERM)
         deadline = time.monotonic() + 20
         for process in self.children:
             try:
                 process.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                process.kill()
+                _signal_group(process, signal.SIGKILL)
                 process.wait(timeout=10)
+            # A gunicorn worker whose master was killed (a host cut off mid-request) would outlive
+            # it: whatever is left of the group goes too.
+            _signal_group(process, signal.SIGKILL)
 
     def logs(self) -> str:
         return "\n".join(f"--- {Path(p.log_path).name} ---\n{Path(p.log_path).read_text(errors='replace')[-2000:]}"  # type: ignore[attr-defined]
