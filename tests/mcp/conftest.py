@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
-import signal
 import subprocess
 import sys
 import urllib.error
@@ -24,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from keeperstate.accounts.tokens import create_token
 from tests.ops.serving import free_port
-from tests.workers.processes import child_env, wait_until
+from tests.workers.processes import child_env, stop_process, wait_until
 
 
 def start_site(log_path: Path, **env: str) -> tuple[subprocess.Popen[bytes], str]:
@@ -47,14 +46,7 @@ def start_site(log_path: Path, **env: str) -> tuple[subprocess.Popen[bytes], str
 
 
 def stop_site(web: subprocess.Popen[bytes]) -> None:
-    """By PID: SIGTERM, a bounded wait, then SIGKILL."""
-    if web.poll() is None:
-        web.send_signal(signal.SIGTERM)
-        try:
-            web.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            web.kill()
-            web.wait(timeout=10)
+    stop_process(web)
 
 
 @pytest.fixture(scope="module")

@@ -70,14 +70,7 @@ class Processes:
         process.wait(timeout=10)
 
     def stop(self, process: subprocess.Popen[bytes], timeout: float = 20) -> int | None:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
-        return process.returncode
+        return stop_process(process, timeout)
 
     def stop_all(self) -> None:
         for process in self.children:
@@ -121,3 +114,15 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     if report.when == "call":
         item.rep_call = report
+
+
+def stop_process(process: subprocess.Popen[bytes], timeout: float = 20) -> int | None:
+    """By PID: SIGTERM, a bounded wait, then SIGKILL; its exit code."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+    return process.returncode
