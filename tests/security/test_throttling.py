@@ -182,6 +182,31 @@ def test_the_counter_is_exact_under_concurrent_callers():
     assert allowed.count(True) == 5
 
 
+def test_the_counters_need_no_disk_flush_and_a_hit_writes_no_wal_for_them():
+    # given the counters' table (ADR 0061: a window is worth a minute, its commit need not wait
+    # for the disk)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT relpersistence FROM pg_class WHERE relname = 'rate_counter'")
+        assert cursor.fetchone() == ("u",)
+
+    # when a thousand hits are counted
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_current_wal_insert_lsn()")
+        before = cursor.fetchone()[0]
+        for n in range(1000):
+            hit("test_wal", f"ident-{n % 10}", limit=10_000, period=3600)
+        cursor.execute("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), %s)", [before])
+        written = cursor.fetchone()[0]
+
+    # then they counted, and wrote less WAL than one logged row's insert each would (the test's
+    # transaction writes no commit record per hit; a logged upsert writes its heap and index rows)
+    assert hit("test_wal", "ident-0", limit=10_000, period=3600).allowed
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT sum(hits) FROM rate_counter WHERE scope = 'test_wal'")
+        assert cursor.fetchone() == (1001,)
+    assert written < 1000 * 50
+
+
 def test_webhook_calls_from_one_address_are_throttled_on_their_own_rate(monitor, settings):
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {
         **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "webhook": "2/min", "api_anon": "1/min"}}
