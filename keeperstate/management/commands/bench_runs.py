@@ -11,10 +11,11 @@ and a 1-node counter (State Increment). Each is measured
   /hooks/<id>/ (202) while one worker runs what they queue;
 - through the queue: M workers running bursts of queued executions (start to finish of each);
 - as its floor: the very statements one run sends (captured from a real run, the execution id
-  renewed each time) replayed raw through psycopg, each in its own transaction like the run's,
-  with the service's driver settings (prepared statements or not). The floor and one client on
-  the first web process run in alternating slices of the measurement time, so a load spike on a
-  shared machine reaches both.
+  renewed each time) replayed raw through psycopg in the run's own transactions (a statement sent
+  in autocommit alone, an atomic block's statements between one BEGIN and its COMMIT), with the
+  service's driver settings (prepared statements or not). The floor, one API client and one
+  waited-webhook client on the first web process take turns in blocks of 10 runs, so a drift of
+  the disk's flush time or a load spike on a shared machine reaches all three alike.
 The monitor's replayed compare-and-set matches no row after its first replay, which makes the
 floor a little cheaper than the real run: the ratios err against us. One more line measures the
 HTTP stack alone (a 404 with no database work); with the floor it bounds the ratio this stack
@@ -29,11 +30,13 @@ worker ≥ the API's runs/s at one client.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import http.client
 import io
 import itertools
 import json
+import logging
 import signal
 import socket
 import statistics
@@ -76,6 +79,12 @@ TARGETS = {"monitor": 0.6, "counter": 0.45}
 EXPECTED = {"api": 201, "webhook": 200, "queued": 202}
 
 
+@dataclasses.dataclass
+class Transaction:
+    atomic: bool  # False: one statement sent in autocommit
+    statements: list[str]
+
+
 class Command(BaseCommand):
     help = "Measure runs/s and latency through gunicorn and through workers against the runs' raw statements."
 
@@ -88,6 +97,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         require_migrated()
+        # The queue measurement defers its jobs from this process: one log line per job is noise here.
+        logging.getLogger("procrastinate").setLevel(logging.WARNING)
         bench = RunBench(
             seconds=options["seconds"],
             web=[int(n) for n in options["web"].split(",")],
@@ -148,7 +159,7 @@ class RunBench:
         self.out.write(f"{'measurement':<42}{'runs/s':>9}{'p50 ms':>9}{'p95 ms':>9}{'floor/s':>9}{'ratio':>7}")
         for kind in ("monitor", "counter"):
             transactions = self.capture(kind)
-            count = sum(len(group) for group in transactions)
+            count = sum(len(group.statements) for group in transactions)
             figures["statements"][kind] = {"statements": count, "transactions": len(transactions)}
             floor: dict[str, float] = {}
             for processes in self.web:
@@ -160,7 +171,8 @@ class RunBench:
                         floor, measured, hooked = self.floor_and_one_client(port, kind, transactions)
                         figures["floor"][kind] = floor
                         figures["webhook"][f"{kind}.wait.web{processes}.c1"] = hooked
-                        self.line(f"{kind}: floor, {count} stmts/{len(transactions)} tx", floor, None, None)
+                        self.line(f"{kind}: floor, {count} stmts/{len(transactions)} tx", floor, floor["p50_ms"],
+                                  floor["p95_ms"])
                         self.line(f"{kind}: webhook ?wait, {processes} web, 1 client", hooked["runs_per_s"],
                                   hooked["p50_ms"], hooked["p95_ms"], floor["runs_per_s"])
                         if "stack" not in figures:
@@ -224,14 +236,16 @@ class RunBench:
 
     # -- the run's own statements, and their floor -------------------------------------------
 
-    def capture(self, kind: str) -> list[list[str]]:
-        """The SQL one API run sends, from authentication to the finished record, grouped into the
-        transactions it runs in (a statement outside an atomic block is its own transaction)."""
+    def capture(self, kind: str) -> list[Transaction]:
+        """The SQL one API run sends, from authentication to the finished record, in the
+        transactions it runs in: a statement outside an atomic block is sent alone in autocommit
+        (no BEGIN or COMMIT of its own); the statements of an atomic block are one transaction,
+        up to the COMMIT that ends it (two atomic blocks in a row stay two transactions)."""
         workflow = self.workflows(kind, 1)[0]
         client = Client(HTTP_AUTHORIZATION=f"Token {self.token}")
         path = f"/api/workflows/{workflow.id}/execute/"
         client.post(path, {"input": {"block": 1}}, content_type="application/json")  # warm caches
-        sent: list[tuple[str, bool]] = []
+        sent: list[tuple[str, bool] | None] = []  # None: a COMMIT
 
         def note(execute: Callable[..., Any], sql: str, params: Any, many: bool, context: dict[str, Any]) -> Any:
             in_atomic = connection.in_atomic_block
@@ -239,50 +253,96 @@ class RunBench:
             sent.append((connection.ops.last_executed_query(context["cursor"], sql, params), in_atomic))
             return result
 
-        with connection.execute_wrapper(note):
-            response = client.post(path, {"input": {"block": 2}}, content_type="application/json")
-        execution_id = response.json()["id"]
-        groups: list[list[str]] = []
-        previous = False
-        for sql, in_atomic in sent:
-            if not (in_atomic and previous):
-                groups.append([])
-            groups[-1].append(sql.replace(execution_id.replace("-", ""), "{execution_id}"))
-            previous = in_atomic
-        return groups
+        commit = connection.commit
+
+        def noted_commit() -> None:
+            commit()
+            sent.append(None)
+
+        connection.commit = noted_commit  # type: ignore[method-assign]  # Atomic's outermost exit commits here
+        try:
+            with connection.execute_wrapper(note):
+                response = client.post(path, {"input": {"block": 2}}, content_type="application/json")
+        finally:
+            del connection.commit
+        execution_id = response.json()["id"].replace("-", "")
+        transactions: list[Transaction] = []
+        open_block: Transaction | None = None
+        for entry in sent:
+            if entry is None:
+                open_block = None
+                continue
+            sql, in_atomic = entry
+            sql = sql.replace(execution_id, "{execution_id}")
+            if not in_atomic:
+                transactions.append(Transaction(atomic=False, statements=[sql]))
+            elif open_block is None:
+                open_block = Transaction(atomic=True, statements=[sql])
+                transactions.append(open_block)
+            else:
+                open_block.statements.append(sql)
+        if open_block is not None:
+            raise RuntimeError("the captured run left a transaction open")
+        return transactions
 
     def floor_and_one_client(
-        self, port: int, kind: str, transactions: list[list[str]], slices: int = 3
+        self, port: int, kind: str, transactions: list[Transaction], block: int = 10
     ) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
         """The floor, one API client and one waited-webhook client against the first web process,
-        measured in alternating slices of the measurement time: a load spike on a shared machine
-        reaches all three, so their ratios hold steadier than measurements a minute apart."""
+        taking turns in blocks of ``block`` runs for three times the measurement time. Most of a
+        run's floor is the disk flushing its commits, and on a shared machine that time drifts
+        within seconds: runs taking turns this closely meet the same disk, so their ratio holds
+        where slices of a second apart did not."""
         # The same driver settings as the service's connection: with prepared statements on
         # (KEEPERSTATE_DB_PREPARED_STATEMENTS, the default), both prepare a statement sent a
         # fifth time; with them off, neither does.
         prepare = (connection.settings_dict.get("OPTIONS") or {}).get("prepare_threshold")
-        workflows = self.workflows(kind, 1)
-        floor_runs, floor_time, client_time, hook_time = 0, 0.0, 0.0, 0.0
-        latencies: list[float] = []
-        hooks: list[float] = []
+        workflow = self.workflows(kind, 1)[0]
+        blocks = self.blocks.setdefault(workflow.id, itertools.count(2))
+        api = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        hook = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         with psycopg.connect(self.url, autocommit=True, prepare_threshold=prepare) as raw:
-            def one_run() -> None:
+            def floor_run() -> None:
                 execution_id = uuid.uuid4().hex
-                for statements in transactions:
+                for transaction in transactions:
+                    if not transaction.atomic:  # autocommit: the statement is its own transaction
+                        raw.execute(transaction.statements[0].replace("{execution_id}", execution_id))  # type: ignore[call-overload]
+                        continue
                     with raw.transaction():
-                        for sql in statements:
+                        for sql in transaction.statements:
                             raw.execute(sql.replace("{execution_id}", execution_id))  # type: ignore[call-overload]
 
-            one_run()
-            for _ in range(slices):
-                done, elapsed = _for_seconds(one_run, self.seconds / slices)
-                floor_runs, floor_time = floor_runs + done, floor_time + elapsed
-                measured, elapsed = self.clients(port, workflows, self.seconds / slices)
-                latencies, client_time = latencies + measured, client_time + elapsed
-                measured, elapsed = self.clients(port, workflows, self.seconds / slices, via="webhook")
-                hooks, hook_time = hooks + measured, hook_time + elapsed
-        return ({"runs_per_s": floor_runs / floor_time}, _summary(latencies, client_time),
-                _summary(hooks, hook_time))
+            def api_run() -> None:
+                status = _post(api, f"/api/workflows/{workflow.id}/execute/", {"input": {"block": next(blocks)}},
+                               self.token)
+                if status != EXPECTED["api"]:
+                    raise RuntimeError(f"api answered {status}")
+
+            def hook_run() -> None:
+                status = _hook(hook, f"/hooks/{workflow.id}/?wait=10", {"block": next(blocks)},
+                               workflow.webhook_secret)
+                if status != EXPECTED["webhook"]:
+                    raise RuntimeError(f"webhook answered {status}")
+
+            steps = {"floor": floor_run, "api": api_run, "webhook": hook_run}
+            latencies: dict[str, list[float]] = {name: [] for name in steps}
+            try:
+                for step in steps.values():  # warm: the connections open, the statements prepare
+                    for _ in range(6):
+                        step()
+                deadline = time.monotonic() + 3 * self.seconds
+                while time.monotonic() < deadline:
+                    for name, step in steps.items():
+                        for _ in range(block):
+                            started = time.perf_counter()
+                            step()
+                            latencies[name].append(time.perf_counter() - started)
+            finally:
+                api.close()
+                hook.close()
+        # One client at a time: its throughput is one over its mean latency.
+        floor, measured, hooked = (_summary(latencies[name], sum(latencies[name])) for name in steps)
+        return floor, measured, hooked
 
     # -- through gunicorn -----------------------------------------------------------------------
 
