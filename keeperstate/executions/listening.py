@@ -82,4 +82,14 @@ def worker_connector() -> ListeningConnector:
     from procrastinate.contrib.django import utils as django_utils
     from procrastinate.contrib.django.settings import settings as procrastinate_settings
 
-    return ListeningConnector(kwargs=django_utils.connector_params(procrastinate_settings.DATABASE_ALIAS))
+    return ListeningConnector(kwargs=django_utils.connector_params(procrastinate_settings.DATABASE_ALIAS),
+                              configure=_autocommit)
+
+
+async def _autocommit(connection: psycopg.AsyncConnection[Any]) -> None:
+    """Each query Procrastinate sends through the pool is one statement (fetch a job, finish it,
+    beat its heart): in autocommit it is one round trip, where the pool's default of a
+    transaction wrapped it in BEGIN and COMMIT (three). (Procrastinate's own connections for
+    LISTEN are autocommit already; passing ``autocommit`` in the pool's ``kwargs`` would clash
+    with theirs.)"""
+    await connection.set_autocommit(True)
