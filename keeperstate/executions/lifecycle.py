@@ -13,9 +13,15 @@ real outcome when it finishes; it was never replayed.
 
 from __future__ import annotations
 
+import uuid
+from datetime import datetime
 from typing import Any
 
+from django.db import connection
+
+from keeperstate.core.rows import Columns
 from keeperstate.executions.models import WorkflowExecution
+from keeperstate.workflows.models import Workflow
 
 Status = WorkflowExecution.Status
 
@@ -40,3 +46,33 @@ def transition(executions: Any, to: str, **fields: Any) -> int:
     """Move the executions of a queryset that may move to ``to`` (MOVES), setting ``fields`` in
     the same UPDATE; the number moved. The others are left as they are."""
     return executions.filter(status__in=sources(to)).update(status=to, **fields)
+
+
+# A worker's claim of a queued execution, and the read of it and its workflow that follows, as
+# one statement written once (keeperstate.core.rows): the move of ``transition`` to running,
+# returning the row it moved joined to its workflow.
+_EXECUTION, _WORKFLOW = Columns(WorkflowExecution, "e"), Columns(Workflow, "w")
+_CLAIM_SQL = f"""
+WITH e AS (
+    UPDATE "workflow_execution" SET "status" = %(to)s, "started_at" = %(now)s, "heartbeat_at" = %(now)s
+     WHERE "id" = %(id)s AND "status" = ANY(%(sources)s)
+ RETURNING *
+)
+SELECT {_EXECUTION.sql}, {_WORKFLOW.sql}
+  FROM e JOIN {_WORKFLOW.table} ON w."organization_id" = e."organization_id" AND w."id" = e."workflow_id"
+"""
+
+
+def claim_to_run(execution_id: str | uuid.UUID, now: datetime) -> WorkflowExecution | None:
+    """Move a queued execution to running (started and beating at ``now``) and return it with its
+    workflow; None when it may not move (another worker took it, or it was interrupted)."""
+    params: dict[str, Any] = {"to": Status.RUNNING, "now": now, "id": uuid.UUID(str(execution_id)),
+                              "sources": sources(Status.RUNNING)}
+    with connection.cursor() as cursor:
+        cursor.execute(_CLAIM_SQL, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    execution = _EXECUTION.instance(row[:len(_EXECUTION)])
+    execution.workflow = _WORKFLOW.instance(row[len(_EXECUTION):])
+    return execution

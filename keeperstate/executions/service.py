@@ -26,7 +26,7 @@ from keeperstate.engine.registry import get_action
 from keeperstate.engine.results import NodeResult, Succeeded, result_from_json
 from keeperstate.engine.runner import RunOutcome, check_input, run_graph, run_node
 from keeperstate.executions import inprocess
-from keeperstate.executions.lifecycle import transition
+from keeperstate.executions.lifecycle import claim_to_run, transition
 from keeperstate.executions.liveness import heartbeating
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.ratelimits.counters import check_org_run_rate
@@ -288,13 +288,10 @@ def enqueue(execution: WorkflowExecution) -> None:
 def run_queued(execution_id: str | uuid.UUID) -> WorkflowExecution | None:
     """Run a queued execution (the worker's job). Returns None when it is not queued any more:
     another worker started it, or it was interrupted; a run is never started twice."""
-    now = timezone.now()
-    claimed = transition(WorkflowExecution.objects.filter(pk=execution_id), Status.RUNNING, started_at=now,
-                         heartbeat_at=now)
-    if not claimed:
+    execution = claim_to_run(execution_id, timezone.now())
+    if execution is None:
         logger.info("execution %s is not queued any more; not running it again", execution_id)
         return None
-    execution = WorkflowExecution.objects.select_related("workflow").get(pk=execution_id)
     workflow = execution.workflow
     if workflow.deleted_at is not None:
         _finish(execution, _failed(Code.WORKFLOW_DELETED, "The workflow was deleted before this run could start."))

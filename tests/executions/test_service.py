@@ -12,6 +12,7 @@ from django.utils import timezone
 from keeperstate.engine import runner
 from keeperstate.executions import service
 from keeperstate.executions.housekeeping import interrupt_stale_runs, release_idempotency_keys
+from keeperstate.executions.lifecycle import claim_to_run
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.executions.service import WorkflowDeletedDuringRun, run_queued, start_run
 from keeperstate.state.models import WorkflowState
@@ -180,6 +181,24 @@ def test_a_queued_run_is_started_once_and_never_again(counter):
     assert ran.status == "success"
     assert again is None
     assert runs_counted(counter) == 1
+
+
+def test_a_worker_claims_a_queued_run_and_reads_it_with_its_workflow_in_one_statement(
+    counter, django_assert_num_queries
+):
+    execution = start_run(counter, {"block": 7}, trigger="webhook", background=True).execution
+    now = timezone.now()
+
+    with django_assert_num_queries(1):
+        claimed = claim_to_run(execution.pk, now)
+        assert claimed is not None
+        assert (claimed.workflow.pk, claimed.workflow.name, claimed.workflow.nodes) == (
+            counter.pk, counter.name, counter.nodes)
+    assert (claimed.pk, claimed.status, claimed.started_at, claimed.heartbeat_at, claimed.input) == (
+        execution.pk, "running", now, now, {"block": 7})
+    stored = WorkflowExecution.objects.get(pk=execution.pk)
+    assert (stored.status, stored.started_at, stored.heartbeat_at) == ("running", now, now)
+    assert claim_to_run(execution.pk, timezone.now()) is None  # running: nobody claims it again
 
 
 def test_an_interrupted_run_is_never_started_again(counter):
