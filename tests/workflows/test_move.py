@@ -6,6 +6,9 @@ leaves every table as it was."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 from django.db import connection
 
@@ -317,4 +320,108 @@ def test_a_set_racing_the_move_is_in_the_moved_state_or_fails_clearly(org, other
         else:  # written before the move took its locks: the move carried it
             assert (entry.value, entry.version) == (outcome.value, outcome.version)
     assert not rows_of(workflow.id, org.id)["workflow_state"]
+    assert_exact()
+
+
+# --- writers that read the workflow before the move and write after it ----------------------------
+
+
+def test_a_state_write_with_the_old_organization_fails_clearly_and_writes_nothing(monitored, workflow, org,
+                                                                                   other_org, mover):
+    move_workflow(workflow, other_org, by_user=mover)
+
+    for key in ("cursor", "brand-new"):  # an overwrite and a new key
+        with pytest.raises(StateStorageError, match="moved to another organization") as refused:
+            state_set(scope=monitored, key=key, value=1)
+        assert refused.value.code == "STATE_STORAGE_ERROR"
+    assert not rows_of(workflow.id, org.id)["workflow_state"]
+    assert state_get(scope=StateScope(other_org.id, workflow.id), key="brand-new").exists is False
+    assert_exact()
+
+
+def test_a_run_started_from_the_old_organization_fails_clearly(monitored, workflow, other_org, mover):
+    from keeperstate.executions.service import WorkflowDeletedDuringRun, start_run
+
+    stale = Workflow.objects.get(pk=workflow.pk)
+    move_workflow(workflow, other_org, by_user=mover)
+
+    with pytest.raises(WorkflowDeletedDuringRun, match="moved to another organization") as refused:
+        start_run(stale, {}, trigger=WorkflowExecution.Trigger.API, background=True)
+    assert refused.value.code == "WORKFLOW_DELETED"
+    assert WorkflowExecution.objects.filter(workflow_id=workflow.id).count() == 1  # the moved run only
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.concurrency
+def test_a_move_waits_for_a_set_in_flight_and_carries_it(org, other_org, user):
+    from django.db import transaction
+
+    mover = make_user("mover", org, role="admin")
+    mover.memberships.create(organization=other_org, role="admin")
+    workflow = make_workflow(org, user=user)
+    old = StateScope(org.id, workflow.id)
+    state_set(scope=old, key="cursor", value={"block": 1})
+    writing = threading.Event()
+
+    def work(i: int):
+        if i == 1:
+            with transaction.atomic():  # the write holds its row until this commits
+                write = state_set(scope=old, key="cursor", value={"block": 2})
+                writing.set()
+                time.sleep(1)
+            return write
+        assert writing.wait(30)
+        started = time.monotonic()
+        move_workflow(Workflow.objects.get(pk=workflow.pk), other_org, by_user=mover)
+        return time.monotonic() - started
+
+    waited, write = run_together(2, work)
+
+    assert waited > 0.5, "the move took the row while a write held it"
+    entry = state_get(scope=StateScope(other_org.id, workflow.id), key="cursor")
+    assert (entry.value, entry.version) == ({"block": 2}, write.version) == ({"block": 2}, 2)
+    assert_exact()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.concurrency
+def test_a_set_arriving_during_the_move_waits_then_fails_clearly(org, other_org, user, monkeypatch):
+    from keeperstate.workflows import move
+
+    mover = make_user("mover", org, role="admin")
+    mover.memberships.create(organization=other_org, role="admin")
+    workflow = make_workflow(org, user=user)
+    old = StateScope(org.id, workflow.id)
+    state_set(scope=old, key="cursor", value={"block": 1})
+    locked = threading.Event()
+    copy = move.copy_state
+
+    def slow_copy(cursor, **kwargs):  # the move holds its locks here for a second
+        locked.set()
+        time.sleep(1)
+        copy(cursor, **kwargs)
+
+    monkeypatch.setattr(move, "copy_state", slow_copy)
+
+    def work(i: int):
+        if i == 0:
+            return move_workflow(Workflow.objects.get(pk=workflow.pk), other_org, by_user=mover)
+        assert locked.wait(30)
+        outcomes = []
+        for key in ("cursor", "fresh"):  # an overwrite (waits on the row), a new key (on the workflow)
+            try:
+                outcomes.append(state_set(scope=old, key=key, value={"block": 2}))
+            except StateStorageError as exc:
+                outcomes.append(exc)
+        return outcomes
+
+    moved, outcomes = run_together(2, work)
+
+    assert not isinstance(moved, Exception), moved
+    assert all(isinstance(o, StateStorageError) and "moved to another organization" in o.message
+               for o in outcomes), outcomes
+    new = StateScope(other_org.id, workflow.id)
+    entry = state_get(scope=new, key="cursor")
+    assert (entry.value, entry.version) == ({"block": 1}, 1)
+    assert state_get(scope=new, key="fresh").exists is False
     assert_exact()
