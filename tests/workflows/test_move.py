@@ -425,3 +425,22 @@ def test_a_set_arriving_during_the_move_waits_then_fails_clearly(org, other_org,
     assert (entry.value, entry.version) == ({"block": 1}, 1)
     assert state_get(scope=new, key="fresh").exists is False
     assert_exact()
+
+
+def test_a_key_at_a_trimming_version_moves_with_its_version_and_history(scope, workflow, org, other_org, mover):
+    # Version 256 is where the history trigger trims a key inline (state/sql.py); the copy's insert
+    # reaches it too, and must trim nothing of the key's own history.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO workflow_state_tombstone (organization_id, workflow_id, key, last_version) "
+            "VALUES (%s, %s, 'cursor', 254)", [org.id, workflow.id])
+    state_set(scope=scope, key="cursor", value=1)
+    state_set(scope=scope, key="cursor", value=2)
+    assert state_get(scope=scope, key="cursor").version == 256
+    before = history(org.id, workflow.id, "cursor")
+
+    move_workflow(workflow, other_org, by_user=mover)
+
+    assert state_get(scope=StateScope(other_org.id, workflow.id), key="cursor").version == 256
+    assert history(other_org.id, workflow.id, "cursor") == before
+    assert_exact()
