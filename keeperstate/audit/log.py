@@ -9,6 +9,7 @@ Actions (stable names, for filters and the API):
   login, login_failed, logout,
   token.create, token.revoke,
   workflow.create, workflow.update, workflow.delete (soft), workflow.hard_delete,
+  workflow.move (one row in each organization: keeperstate.workflows.move),
   workflow.activate, workflow.deactivate,
   secret.create, secret.replace, secret.delete,
   membership.add, membership.change, membership.remove,

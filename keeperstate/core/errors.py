@@ -121,6 +121,12 @@ class Code(Enum):
     STEP_WOULD_WRITE = (409, "This step writes to the workflow's state; send allowWrites: true to run it anyway.")
     STEP_NOT_RUNNABLE = (400, "Only an action node can be tested on its own; the trigger's output is the run input.")
     REFERENCE_LITERAL = (400, "This looks like a reference typed as text (@node.field); pick it from the @ list.")
+    # --- moving a workflow to another organization (ADR 0059) ----------------------------------
+    MOVE_SAME_ORGANIZATION = (400, "The workflow is already in that organization; pick another one to move it to.")
+    MOVE_NOT_PERMITTED = (403, "Moving a workflow takes an owner or admin of both organizations; ask one of them.")
+    MOVE_RUN_IN_PROGRESS = (
+        409, "A run of the workflow is queued or running; deactivate it, let the run end, then move it again.")
+    MOVE_OVER_BUDGET = (409, "The other organization's state budget cannot take this workflow's keys; free some.")
 
     def __init__(self, status: int, message: str):
         self.status = status

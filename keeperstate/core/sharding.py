@@ -3,8 +3,8 @@
 
 ``KeepsOrganization`` makes Django's ``save()`` of an existing row leave ``organization_id`` out
 of its UPDATE (Django writes every field otherwise), and refuses a changed organization in one
-sentence instead of moving the row: an organization move, should one ever be offered, is a copy
-then a delete in one transaction, not an UPDATE of the key.
+sentence instead of moving the row. A workflow's move to another organization is a copy then a
+delete in one transaction, not an UPDATE of the key (keeperstate/workflows/move.py, ADR 0059).
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ class KeepsOrganization(models.Model):
             if stored is not None and self.__dict__.get("organization_id") != stored:
                 raise OrganizationChanged(
                     f"{self._meta.verbose_name} {self.pk} belongs to organization {stored} and cannot be moved to "
-                    "another one; create it again in the other organization instead."
+                    "another one by saving it; move a workflow with keeperstate.workflows.move (Django admin: Move to "
+                    "organization…), which carries its rows along."
                 )
             if kwargs.get("update_fields") is None:
                 kwargs["update_fields"] = [

@@ -39,6 +39,8 @@ Status = WorkflowExecution.Status
 Trigger = WorkflowExecution.Trigger
 
 MAX_IDEMPOTENCY_KEY = 200
+# An execution's key to its workflow, (organization_id, workflow_id) (migration 0017).
+_WORKFLOW_FK = "workflow_execution_workflow_org_fk"
 
 
 class WorkflowDeletedDuringRun(CodedError):
@@ -144,7 +146,14 @@ def _record(workflow: Workflow, run_input: dict[str, Any], *, trigger: str, user
             execution.save(force_insert=True)
             if queued:
                 enqueue(execution)
-    except IntegrityError:
+    except IntegrityError as exc:
+        if getattr(getattr(exc.__cause__, "diag", None), "constraint_name", None) == _WORKFLOW_FK:
+            # The workflow left this organization (hard-deleted, or moved: keeperstate/workflows/move.py)
+            # between reading it and recording its run.
+            raise WorkflowDeletedDuringRun(
+                "The workflow was deleted or moved to another organization while this run was being "
+                "recorded, so nothing was run. Look the workflow up again and run it there."
+            ) from None
         # Two requests with one Idempotency-Key raced; the constraint let one in.
         earlier = _by_idempotency_key(workflow, idempotency_key) if idempotency_key else None
         if earlier is None:

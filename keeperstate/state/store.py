@@ -355,7 +355,8 @@ def _limits(exact: bool) -> dict[str, Any]:
 
 class _refusals:  # noqa: N801 - a context manager; a class costs less than a generator per write
     """The database's refusals that are the user's to fix become their coded errors: a limit
-    (raised by keeperstate_check_usage with the usage in DETAIL), or a workflow deleted mid-run."""
+    (raised by keeperstate_check_usage with the usage in DETAIL), or a workflow deleted or moved to
+    another organization (keeperstate/workflows/move.py) mid-write."""
 
     def __init__(self, key: str):
         self.key = key
@@ -373,8 +374,9 @@ class _refusals:  # noqa: N801 - a context manager; a class costs less than a ge
         if isinstance(cause, psycopg.errors.ForeignKeyViolation) and cause.diag.constraint_name == _WORKFLOW_FK:
             logger.warning("workflow state write refused: %s", cause)
             raise StateStorageError(
-                "The workflow no longer exists (it was deleted while this run was in progress), so its "
-                "state cannot be written. Nothing was stored.",
+                "The workflow is no longer in this organization (it was deleted, or moved to another "
+                "organization, while this write was in flight), so its state cannot be written here. Nothing "
+                "was stored; look the workflow up again and retry.",
             ) from None
 
 

@@ -78,8 +78,9 @@ def test_admin_sweeper_and_raw_sql_keep_the_counters_exact(scope, workflow):
     assert_exact()
 
 
-def test_a_workflow_never_moves_to_another_organization_so_its_usage_stays(scope, workflow, org, other_org):
-    # Rows never change organization (the tables shard by it, docs/scaling.md): save() refuses.
+def test_save_never_moves_a_workflow_to_another_organization_so_its_usage_stays(scope, workflow, org, other_org):
+    # Rows never change organization (the tables shard by it, docs/scaling.md): save() refuses. The
+    # move is a copy then a delete (keeperstate/workflows/move.py, tests/workflows/test_move.py).
     from keeperstate.core.sharding import OrganizationChanged
 
     state_set(scope=scope, key="a", value="abc")
