@@ -1,10 +1,10 @@
-"""The verdict of a benchmark measured in interleaved rounds (ADR 0060).
+"""The verdict of a benchmark measured in rounds (ADR 0060).
 
 A round runs the members of a comparison interleaved, so the two sides of a ratio share that
-round's machine; its ratio is the round's own. The verdict is the median of the rounds' ratios:
-a load spike on a shared machine lands in some rounds and on one side of them, and moves a total
-over all rounds (and any mean) by its whole size, but a median only when it reaches most rounds.
-The spread (quartiles, lowest and highest) is printed with it, so a wide one shows.
+round's machine, and the ratio is the round's own (bench_state: a pass, each member's figure its
+typical operation). The verdict is the median of the rounds' ratios, so one round that a load
+spike reached on one side cannot move it. The spread (quartiles, lowest and highest) is printed
+with it, so a wide one shows.
 """
 
 from __future__ import annotations

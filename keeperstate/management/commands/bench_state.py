@@ -18,14 +18,16 @@ Key creation is measured in organizations already holding 0, 1,000 and 10,000 ke
 is raised for the run so the largest is not refused), and with 8 concurrent creators, each on
 its own connection, all in one organization and spread over 8. The members of a comparison
 (floors, store, action) run interleaved in blocks of 10 operations, so a load spike on a shared
-machine reaches them alike, and the whole measurement is repeated in many short rounds, the first
+machine reaches them alike, and the whole measurement is repeated in passes, the first
 ``--warmup`` of them discarded (connections' prepared statements, PL/pgSQL plans, caches).
 The targets (DESIGN.md §10) are ratios: a write to its bound, a get to the physical floor's select,
-a creation to the physical floor's insert. Each is taken in every round, from that round's own
-figures, and the verdict is the median of the rounds' ratios, printed with its quartiles and
-range (keeperstate/ops/bench_rounds.py, ADR 0060); an ops/s figure is all counted rounds'
-operations over their time. The last line is JSON. ``--check`` exits non-zero when a target is
-missed; ``--ci`` is the profile CI runs (about a minute).
+a creation to the physical floor's insert. Every operation is timed on its own; in a pass, a
+member's figure is its typical operation (the median time), and the verdict is the median of the
+passes' ratios, printed with its quartiles and range (keeperstate/ops/bench_rounds.py, ADR 0060):
+the noise of a shared machine is a tail, which the typical operation leaves out and a total takes
+in. The ops/s figures, and the ratio ``all``, are all counted operations over all their time. The
+last line is JSON. ``--check`` exits non-zero when a target is missed; ``--ci`` is a shorter
+profile that measures only what a target compares (1–3 min on a busy 2-core machine).
 """
 
 from __future__ import annotations
