@@ -169,6 +169,22 @@ def test_bench_state_check_fails_when_a_target_is_missed(scope, monkeypatch):
 
 
 @pytest.mark.django_db(transaction=True)
+def test_bench_state_ci_profile_measures_only_what_a_target_compares(scope):
+    output = run("bench_state", "--ci", "--iterations", "10", "--repeat", "1", "--warmup", "0")
+
+    report = json.loads(output.strip().splitlines()[-1])
+    assert not [name for name in report["figures"] if name.startswith(("table.", "action."))]
+    assert set(report["targets"]) == {*bench_targets(), "create.flat", "create.concurrent"}
+    assert "10 operations per member and pass, 1 pass(es) counted after 0 warm-up" in output
+
+
+def bench_targets() -> set[str]:
+    from keeperstate.management.commands import bench_state
+
+    return set(bench_state.TARGETS)
+
+
+@pytest.mark.django_db(transaction=True)
 def test_bench_state_check_fails_when_the_typical_get_misses_though_all_operations_meet(scope, monkeypatch):
     # The verdict is the typical (median) operation: a third of the gets ten times as fast as the
     # floor cannot carry two thirds that are slower than the target allows.
