@@ -25,8 +25,9 @@ a creation to the physical floor's insert. Every operation is timed on its own; 
 member's figure is its typical operation (the median time), and the verdict is the median of the
 passes' ratios, printed with its quartiles and range (keeperstate/ops/bench_rounds.py, ADR 0060):
 the noise of a shared machine is a tail, which the typical operation leaves out and a total takes
-in. The ops/s figures, and the ratio ``all``, are all counted operations over all their time. The
-last line is JSON. ``--check`` exits non-zero when a target is missed; ``--ci`` is a shorter
+in. The ops/s figures, and the ratio ``all``, are all counted operations over all their time; a
+target is met when the typical ratio and ``all`` both meet it, so no tail of the store's own can
+hide behind the median. The last line is JSON. ``--check`` exits non-zero when a target is missed; ``--ci`` is a shorter
 profile that measures only what a target compares (1–3 min on a busy 2-core machine).
 """
 
@@ -232,10 +233,13 @@ class Command(BaseCommand):
             size = name.rsplit("_", 1)[-1] if name.startswith("store.create") else None
             reference = f"{against}.{statement}"
             verdict = RoundRatio.of(passes, name, reference)
-            met = verdict.median >= target
+            everything = figures[name] / figures[reference]
+            # Met when the typical operation meets it and all operations do too: the median
+            # leaves out others' noise, and with it a tail the store alone might have (ADR 0060).
+            met = verdict.median >= target and everything >= target
             to_physical = RoundRatio.of(passes, name, f"physical.{statement}").median
             targets[name] = {**verdict.summary(), "against": against, "target": target, "met": met,
-                             "physical": round(to_physical, 3), "all": round(figures[name] / figures[reference], 3)}
+                             "physical": round(to_physical, 3), "all": round(everything, 3)}
             table = to_table = bound = to_bound = ""
             if f"table.{statement}" in figures:  # not measured by --ci: no target compares it
                 table = f"{figures[f'table.{statement}']:.0f}"
@@ -252,13 +256,16 @@ class Command(BaseCommand):
             if name in figures:
                 out(f"{name:<26}{figures[name]:>9.0f}")
         largest, smallest = f"store.create.org_{ORG_SIZES[-1]}", f"store.create.org_{ORG_SIZES[0]}"
-        flat = RoundRatio.of(passes, largest, smallest)
-        targets["create.flat"] = {**flat.summary(), "target": "0.85–1.15", "met": 0.85 <= flat.median <= 1.15}
+        flat, flat_all = RoundRatio.of(passes, largest, smallest), figures[largest] / figures[smallest]
+        targets["create.flat"] = {**flat.summary(), "target": "0.85–1.15", "all": round(flat_all, 3),
+                                  "met": 0.85 <= flat.median <= 1.15 and 0.85 <= flat_all <= 1.15}
         out(f"creation at {ORG_SIZES[-1]:,} keys ÷ at {ORG_SIZES[0]} keys: {flat.median:.2f} (target 0.85–1.15) "
-            f"{'ok' if targets['create.flat']['met'] else 'MISSED'}  {flat.spread()}")
+            f"{'ok' if targets['create.flat']['met'] else 'MISSED'}  {flat.spread()}  all {flat_all:.2f}")
         # 8 threads at once: their figure in a pass is keys per second, all threads together.
         together = RoundRatio.of(passes, "concurrent.one_org", "concurrent.eight_orgs")
-        targets["create.concurrent"] = {**together.summary(), "target": 0.7, "met": together.median >= 0.7}
+        together_all = figures["concurrent.one_org"] / figures["concurrent.eight_orgs"]
+        targets["create.concurrent"] = {**together.summary(), "target": 0.7, "all": round(together_all, 3),
+                                        "met": together.median >= 0.7 and together_all >= 0.7}
         out(f"{CONCURRENT} concurrent creators: one organization {figures['concurrent.one_org']:.0f}/s, "
             f"{CONCURRENT} organizations {figures['concurrent.eight_orgs']:.0f}/s, ratio {together.median:.2f} "
             f"(target ≥ 0.7) {'ok' if targets['create.concurrent']['met'] else 'MISSED'}  {together.spread()}")
