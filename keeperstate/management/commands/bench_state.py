@@ -227,7 +227,7 @@ class Command(BaseCommand):
         out = self.stdout.write
         out(header)
         out(f"{'operation':<26}{'ops/s':>9}{'physical':>10}{'ratio':>7}{'table':>9}{'ratio':>7}{'bound':>9}"
-            f"{'ratio':>7}{'target':>17}        {'spread':<24}{'all':>5}")
+            f"{'ratio':>7}{'target':>17}         {'spread':<24}{'all':>5}")
         targets: dict[str, dict[str, Any]] = {}
         for name, (statement, against, target) in TARGETS.items():
             size = name.rsplit("_", 1)[-1] if name.startswith("store.create") else None
@@ -251,7 +251,7 @@ class Command(BaseCommand):
             label = f"create, org of {size} keys" if size is not None else name.removeprefix("store.")
             out(f"{label:<26}{figures[name]:>9.0f}{figures[f'physical.{statement}']:>10.0f}{to_physical:>7.2f}"
                 f"{table:>9}{to_table:>7}{bound:>9}{to_bound:>7}{'≥ ' + str(target) + ' ' + against:>17}  "
-                f"{'ok' if met else 'MISSED':<6}{verdict.spread():<24}{targets[name]['all']:>5.2f}")
+                f"{'ok' if met else 'MISSED':<7}{verdict.spread():<24}{targets[name]['all']:>5.2f}")
         for name in ("action.set.overwrite", "action.get", "action.increment"):
             if name in figures:
                 out(f"{name:<26}{figures[name]:>9.0f}")
