@@ -84,7 +84,9 @@ class Load:
             connection.request(method, path, json.dumps(body) if body is not None else None, headers)
             response = connection.getresponse()
             raw = response.read().decode(errors="replace")
-        except OSError:
+        except (OSError, http.client.HTTPException):
+            # No connection, or a server killed mid-answer (IncompleteRead, BadStatusLine): the
+            # client does not know what happened and asks again with the same key.
             with self.answers.lock:
                 self.answers.refused += 1
             return 0, None
