@@ -108,10 +108,10 @@ class Command(BaseCommand):
             out=self.stdout,
         )
         # The capture and the queue measurement start runs in this process: lift the token's API
-        # rate and the organization's runs per minute here too, as spawn() does for the
-        # processes measured (both are counted in Postgres, across processes).
+        # and webhook rates and the organization's runs per minute here too, as spawn() does for the
+        # processes measured (all are counted in Postgres, across processes).
         rest_framework: dict[str, Any] = dict(settings.REST_FRAMEWORK)
-        rates = {**rest_framework["DEFAULT_THROTTLE_RATES"], "api_user": "100000000/min"}
+        rates = {**rest_framework["DEFAULT_THROTTLE_RATES"], "api_user": "100000000/min", "webhook": "100000000/min"}
         rest_framework["DEFAULT_THROTTLE_RATES"] = rates
         with override_settings(KEEPERSTATE_ORG_RUNS_PER_MINUTE=100_000_000, REST_FRAMEWORK=rest_framework):
             try:
@@ -483,10 +483,11 @@ class RunBench:
         return _summary([(end - start).total_seconds() for start, end in spans], (last - first).total_seconds())
 
     def spawn(self, *args: str) -> subprocess.Popen[bytes]:
-        # A benchmark is not a client to protect the service from: lift the per-token API rate and
-        # the organization's runs per minute (keeperstate.ratelimits) for the processes it measures.
+        # A benchmark is not a client to protect the service from: lift the per-token API rate, the
+        # webhook's rate per sending address and the organization's runs per minute
+        # (keeperstate.ratelimits) for the processes it measures.
         env = child_environment(DATABASE_URL=self.url, DJANGO_DEBUG="false", KEEPERSTATE_API_RATE="100000000/min",
-                                KEEPERSTATE_ORG_RUNS_PER_MINUTE="100000000")
+                                KEEPERSTATE_WEBHOOK_RATE="100000000/min", KEEPERSTATE_ORG_RUNS_PER_MINUTE="100000000")
         child = subprocess.Popen([sys.executable, *args], env=env, cwd=settings.BASE_DIR,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.children.append(child)
