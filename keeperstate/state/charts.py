@@ -1,8 +1,8 @@
 """A key over time and the budgets, for the charts of the State panel and admin.
 
 ``key_series`` reads the history the store already keeps (workflow_state_event, trimmed to
-KEEPERSTATE_HISTORY_PER_KEY events per key) in one statement over ``state_event_key_time_idx``
-(organization, workflow, key, -created_at, -id), in time order as the State panel lists it. A key
+KEEPERSTATE_HISTORY_PER_KEY events per key) in one statement along the history's primary key
+(organization, workflow, key, created_at, id), in time order as the State panel lists it. A key
 whose every written value is a number (a cursor, a counter) is a series of values by time, each
 point with its version and the run that wrote it; any other key is its writes per bucket of the
 runs chart's ranges, counted by a second, aggregate statement.

@@ -33,8 +33,8 @@ from keeperstate.state.store import (
 from keeperstate.state.values import normalize_key
 
 MAX_PAGE = 200
-# The event the write's version made (by the key's index, state_event_key_time_idx, which leads
-# with the organization: the shard key too); a run's events name their execution and are never
+# The event the write's version made (along the history's primary key, organization, workflow,
+# key, created_at, id: the shard key leads); a run's events name their execution and are never
 # renamed.
 NAME_WRITE_SQL = """
 UPDATE workflow_state_event SET actor = %(actor)s

@@ -189,7 +189,8 @@ class WorkflowStateEvent(models.Model):
         DELETE = "delete", "deleted"
 
     # Deleted with the workflow by a trigger on workflow (state/sql.py), like the tombstones. No index
-    # of its own: state_event_key_time_idx (organization, workflow, key, -created_at, -id) leads with it.
+    # of its own: the table's primary key (organization, workflow, key, created_at, id; migration
+    # 0020, ADR 0063) leads with them.
     organization = models.ForeignKey(
         Organization, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+", db_index=False
     )
@@ -215,12 +216,9 @@ class WorkflowStateEvent(models.Model):
         db_table = "workflow_state_event"
         # Time order is (created_at, id): ids made on different nodes of a sharded database do not
         # follow time (docs/scaling.md).
+        # Read a key at a time, newest first, along the primary key: (organization_id, workflow_id,
+        # key, created_at, id) in the database (migration 0020, ADR 0063), the table's one index.
         ordering = ["-created_at", "-id"]
-        indexes = [
-            models.Index(
-                fields=["organization", "workflow", "key", "-created_at", "-id"], name="state_event_key_time_idx"
-            )
-        ]
 
     def __str__(self) -> str:
         return f"{self.key} {self.operation} v{self.old_version}→v{self.new_version}"

@@ -113,14 +113,17 @@ HISTORY_TRIM_INLINE_EVERY = 256
 USAGE_SHARDS = 32
 _SHARD = f"(pg_backend_pid() % {USAGE_SHARDS})"
 _DECREASE_SHARD = f"({USAGE_SHARDS} + pg_backend_pid() % {USAGE_SHARDS})"
+# The key's rows by its whole key, the primary key's prefix (migration 0020); the ids past the
+# newest ``history_per_key`` are gathered once (ARRAY(), not IN, which the planner ran again for
+# every row of the key).
 _TRIM_KEY = """
         DELETE FROM workflow_state_event
-         WHERE organization_id = {org}
-           AND id IN (SELECT e.id FROM workflow_state_event e
-                       WHERE e.organization_id = {org} AND e.workflow_id = {wf} AND e.key = {key}
-                       ORDER BY e.created_at DESC, e.id DESC
-                      OFFSET COALESCE((SELECT s.value FROM keeperstate_setting s
-                                        WHERE s.name = 'history_per_key'), 50));"""
+         WHERE organization_id = {org} AND workflow_id = {wf} AND key = {key}
+           AND id = ANY (ARRAY(SELECT e.id FROM workflow_state_event e
+                                WHERE e.organization_id = {org} AND e.workflow_id = {wf} AND e.key = {key}
+                                ORDER BY e.created_at DESC, e.id DESC
+                               OFFSET COALESCE((SELECT s.value FROM keeperstate_setting s
+                                                 WHERE s.name = 'history_per_key'), 50)));"""
 _TRIM_NEW = _TRIM_KEY.format(org="NEW.organization_id", wf="NEW.workflow_id", key="NEW.key")
 HISTORY_SQL = f"""
     IF TG_OP = 'UPDATE' THEN

@@ -6,6 +6,7 @@ import pytest
 from django.db import connection
 
 from keeperstate.executions.models import WorkflowExecution
+from keeperstate.state import store
 from keeperstate.state.maintenance import admin_update, sweep_expired
 from keeperstate.state.models import WorkflowStateEvent
 from keeperstate.state.store import StateScope, state_delete, state_increment, state_set
@@ -251,3 +252,55 @@ def test_an_admin_repair_no_longer_credits_the_last_run(scope, workflow):
     admin_update(state_id=WorkflowState.objects.get().pk, value=2, expires_at=None, actor="admin:root")
 
     assert WorkflowState.objects.get().updated_by_execution_id is None
+
+
+# --- a key's history is read a key at a time (migration 0020, ADR 0063) ---------------------------
+
+def _buffers(sql: str, params: dict) -> int:
+    """Shared buffers one statement touched, its triggers and functions included."""
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql, params)
+        plan = cursor.fetchone()[0][0]["Plan"]
+    return plan.get("Shared Hit Blocks", 0) + plan.get("Shared Read Blocks", 0)
+
+
+@pytest.fixture
+def crowded(scope):
+    """The scope's organization with 20,000 events on other keys, written after an ANALYZE that saw
+    it empty: the statistics take it for small, as they do a new organization until the next one."""
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE workflow_state_event")
+        cursor.execute(
+            "INSERT INTO workflow_state_event (organization_id, workflow_id, key, operation, new_value, new_version,"
+            " created_at) SELECT %s, %s, 'other-' || g, 'insert', '1'::jsonb, 1, clock_timestamp()"
+            " FROM generate_series(1, 20000) g",
+            [scope.organization_id, scope.workflow_id],
+        )
+    return scope
+
+
+def test_a_delete_reads_its_keys_history_not_its_organizations(crowded):
+    # given a key in an organization holding 20,000 other events
+    state_set(scope=crowded, key="k", value=1)
+    params = {"org": crowded.organization_id, "wf": crowded.workflow_id, "key": "k", "expected": None,
+              "execution": None}
+
+    # when the store deletes it (the trigger looks for the deleter's event among the key's)
+    touched = _buffers(store.DELETE_SQL, params)
+
+    # then it touched a few dozen pages, not the organization's history (about 300 pages)
+    assert events() == [("insert", None, 1, None, 1), ("delete", 1, None, 1, None)]
+    assert touched < 120
+
+
+def test_trimming_a_key_reads_its_own_history_not_its_organizations(crowded):
+    # given a key with more events than the history keeps (50 by default), marked due for a trim
+    for n in range(80):
+        state_set(scope=crowded, key="t", value=n)
+
+    # when housekeeping trims the organization's marked keys
+    touched = _buffers("SELECT keeperstate_trim_history(%(org)s, 100)", {"org": crowded.organization_id})
+
+    # then the key keeps its newest 50 events, and the trim touched its pages only
+    assert [version for *_, version in events("t")] == list(range(31, 81))
+    assert touched < 200
