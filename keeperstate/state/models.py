@@ -161,7 +161,7 @@ class WorkflowStateTombstone(models.Model):
 
     # The database deletes these with the workflow (a trigger, state/sql.py); Django must not try,
     # because deleting state rows during a cascade would write tombstones behind it. No index of
-    # its own: the unique key (organization, workflow, key) leads with it.
+    # its own: the primary key (organization, workflow, key; migration 0021) leads with it.
     organization = models.ForeignKey(
         Organization, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+", db_index=False
     )
@@ -173,11 +173,9 @@ class WorkflowStateTombstone(models.Model):
 
     class Meta:
         db_table = "workflow_state_tombstone"
-        constraints = [
-            models.UniqueConstraint(
-                fields=["organization", "workflow", "key"], name="workflow_state_tombstone_unique_key"
-            ),
-        ]
+        # One tombstone per key: the primary key is (organization_id, workflow_id, key) in the
+        # database, the table's one index (migration 0021, ADR 0063), which the version trigger's
+        # lookup and the delete's upsert use.
 
 
 class WorkflowStateEvent(models.Model):

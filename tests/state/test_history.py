@@ -311,3 +311,33 @@ def test_trimming_a_key_reads_its_own_history_not_its_organizations(crowded):
     # then the key keeps its newest 50 events, and the trim touched its pages only
     assert [version for *_, version in events("t")] == list(range(31, 81))
     assert touched < 200
+
+
+def test_creating_a_key_reads_its_own_tombstone_not_its_organizations(scope, other_org):
+    # given an organization with 20,000 tombstones of deleted keys, written after an ANALYZE that
+    # saw only another organization's (migration 0021)
+    insert = (
+        "INSERT INTO workflow_state_tombstone (organization_id, workflow_id, key, last_version)"
+        " SELECT %s, %s, 'gone-' || g, 3 FROM generate_series(1, %s) g"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(insert, [other_org.id, uuid.uuid4(), 5000])
+        cursor.execute("ANALYZE workflow_state_tombstone")
+        cursor.execute(insert, [scope.organization_id, scope.workflow_id, 20000])
+    create = (
+        "INSERT INTO workflow_state (organization_id, workflow_id, key, value) VALUES (%(org)s, %(wf)s, %(key)s, '1')"
+    )
+    params = {"org": scope.organization_id, "wf": scope.workflow_id}
+    _buffers(create, {**params, "key": "warm-up"})  # the triggers' plans made, the catalog cached
+
+    # when a key is created, and a deleted one comes back (the version trigger looks up its tombstone)
+    touched = _buffers(create, {**params, "key": "new"})
+    returning = _buffers(create, {**params, "key": "gone-7"})
+
+    # then each touched a few pages (11 and 9), not the organization's tombstones (about 290 with
+    # the previous key), and the key that came back continues from its tombstone's version
+    assert touched < 60
+    assert returning < 60
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT version FROM workflow_state WHERE key = 'gone-7'")
+        assert cursor.fetchone() == (4,)
