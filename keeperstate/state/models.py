@@ -213,9 +213,8 @@ class WorkflowStateEvent(models.Model):
     class Meta:
         db_table = "workflow_state_event"
         # Time order is (created_at, id): ids made on different nodes of a sharded database do not
-        # follow time (docs/scaling.md).
-        # Read a key at a time, newest first, along the primary key: (organization_id, workflow_id,
-        # key, created_at, id) in the database (migration 0020, ADR 0063), the table's one index.
+        # follow time (docs/scaling.md). Read a key at a time, newest first, along the primary key
+        # (organization_id, workflow_id, key, created_at, id), the table's one index (ADR 0063).
         ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:

@@ -266,20 +266,26 @@ def _buffers(sql: str, params: dict) -> int:
     return plan.get("Shared Hit Blocks", 0) + plan.get("Shared Read Blocks", 0)
 
 
-@pytest.fixture
-def crowded(scope, other_org):
-    """The scope's organization with 20,000 events on other keys, written after an ANALYZE that saw
-    only another organization's: the statistics take it for one row, as they take a new
-    organization until the next ANALYZE."""
-    insert = (
-        "INSERT INTO workflow_state_event (organization_id, workflow_id, key, operation, new_value, new_version,"
-        " created_at) SELECT %s, %s, 'other-' || g, 'insert', '1'::jsonb, 1, clock_timestamp()"
-        " FROM generate_series(1, %s) g"
-    )
+def _crowd_after_analyze(table: str, insert: str, scope, other_org) -> None:
+    """20,000 rows of ``table`` in the scope's organization, written after an ANALYZE that saw only
+    another organization's: the statistics take the organization for one row, as they take a new
+    one until the next ANALYZE. ``insert`` takes the organization, workflow and row count."""
     with connection.cursor() as cursor:
         cursor.execute(insert, [other_org.id, uuid.uuid4(), 5000])
-        cursor.execute("ANALYZE workflow_state_event")
+        cursor.execute(f"ANALYZE {table}")
         cursor.execute(insert, [scope.organization_id, scope.workflow_id, 20000])
+
+
+@pytest.fixture
+def crowded(scope, other_org):
+    """The scope's organization with 20,000 events on other keys (see _crowd_after_analyze)."""
+    _crowd_after_analyze(
+        "workflow_state_event",
+        "INSERT INTO workflow_state_event (organization_id, workflow_id, key, operation, new_value, new_version,"
+        " created_at) SELECT %s, %s, 'other-' || g, 'insert', '1'::jsonb, 1, clock_timestamp()"
+        " FROM generate_series(1, %s) g",
+        scope, other_org,
+    )
     return scope
 
 
@@ -316,14 +322,12 @@ def test_trimming_a_key_reads_its_own_history_not_its_organizations(crowded):
 def test_creating_a_key_reads_its_own_tombstone_not_its_organizations(scope, other_org):
     # given an organization with 20,000 tombstones of deleted keys, written after an ANALYZE that
     # saw only another organization's (migration 0021)
-    insert = (
+    _crowd_after_analyze(
+        "workflow_state_tombstone",
         "INSERT INTO workflow_state_tombstone (organization_id, workflow_id, key, last_version)"
-        " SELECT %s, %s, 'gone-' || g, 3 FROM generate_series(1, %s) g"
+        " SELECT %s, %s, 'gone-' || g, 3 FROM generate_series(1, %s) g",
+        scope, other_org,
     )
-    with connection.cursor() as cursor:
-        cursor.execute(insert, [other_org.id, uuid.uuid4(), 5000])
-        cursor.execute("ANALYZE workflow_state_tombstone")
-        cursor.execute(insert, [scope.organization_id, scope.workflow_id, 20000])
     create = (
         "INSERT INTO workflow_state (organization_id, workflow_id, key, value) VALUES (%(org)s, %(wf)s, %(key)s, '1')"
     )
