@@ -70,6 +70,7 @@ class HostProcesses:
     def __init__(self, log_dir: Path, database_url: str):
         self.log_dir, self.database_url = log_dir, database_url
         self.children: list[subprocess.Popen[bytes]] = []
+        self.hosts: dict[int, Host] = {}  # by pid
 
     def start(self, host: Host, name: str, *args: str, **env: str) -> subprocess.Popen[bytes]:
         log = open(self.log_dir / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
@@ -80,6 +81,7 @@ class HostProcesses:
                                    env=full_env, cwd=settings.BASE_DIR, start_new_session=True)
         process.log_path = log.name  # type: ignore[attr-defined]
         self.children.append(process)
+        self.hosts[process.pid] = host
         return process
 
     def web(self, host: Host, port: int = 8000) -> subprocess.Popen[bytes]:
@@ -93,7 +95,9 @@ class HostProcesses:
     def stop_all(self) -> None:
         for process in self.children:
             if process.poll() is None:
-                _signal_group(process, signal.SIGTERM)
+                # A host that was cut off is gone, as a vanished machine is: its processes could
+                # only wait out TCP timeouts on their way out (20 s of every such test's teardown).
+                _signal_group(process, signal.SIGKILL if self.hosts[process.pid].is_cut else signal.SIGTERM)
         deadline = time.monotonic() + 20
         for process in self.children:
             try:

@@ -58,6 +58,7 @@ class Host:
     netns: str
     address: str
     link: str  # its veth, inside its namespace
+    is_cut: bool = False
 
     def command(self, *argv: str) -> list[str]:
         return ["ip", "netns", "exec", self.netns, *argv]
@@ -65,6 +66,7 @@ class Host:
     def cut(self) -> None:
         """The host loses the network: its link goes down (no reset reaches its peers)."""
         _ip("link", "set", self.link, "down", netns=self.netns)
+        self.is_cut = True
 
 
 @dataclass
