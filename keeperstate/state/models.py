@@ -78,12 +78,14 @@ class WorkflowState(KeepsOrganization):
     # Neither has a constraint of its own: the composite foreign key (organization_id,
     # workflow_id) → workflow (organization_id, id) (migrations 0002, 0017) already guarantees both
     # (a workflow's organization exists), so each insert pays one referential check, not three.
-    # No index on organization: the unique key (organization, workflow, key) leads with it.
+    # No index on either: the primary key (organization, workflow, key) leads with both, and every
+    # reader names both. A deleted workflow's rows go with the database's cascade on the composite
+    # key, which finds them by (organization, workflow); Django's would look by workflow alone.
     organization = models.ForeignKey(
         Organization, on_delete=models.CASCADE, related_name="state_entries", db_index=False, db_constraint=False
     )
     workflow = models.ForeignKey(
-        Workflow, on_delete=models.CASCADE, related_name="state_entries", db_constraint=False
+        Workflow, on_delete=models.DO_NOTHING, related_name="state_entries", db_index=False, db_constraint=False
     )
     key = models.TextField()
     value = models.JSONField()
@@ -115,11 +117,14 @@ class WorkflowState(KeepsOrganization):
         verbose_name = "workflow state entry"
         verbose_name_plural = "workflow state"
         ordering = ["workflow_id", "key"]
+        # The database's primary key is the key, (organization_id, workflow_id, key): what every
+        # reader looks up (migration 0022, ADR 0064). Django's pk, id, has an index of its own for
+        # admin's pages and repairs.
         constraints = [
-            models.UniqueConstraint(fields=["organization", "workflow", "key"], name="workflow_state_unique_key"),
             models.CheckConstraint(condition=models.Q(version__gte=1), name="workflow_state_version_positive"),
         ]
         indexes = [
+            models.Index(fields=["id"], name="workflow_state_id_idx"),
             # Serves the sweeper and nothing else: most keys have no TTL.
             models.Index(
                 fields=["expires_at"], condition=models.Q(expires_at__isnull=False), name="workflow_state_expiry_idx"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from django.db import connection
 
@@ -12,6 +10,7 @@ from keeperstate.state import store
 from keeperstate.state.maintenance import admin_update, sweep_expired
 from keeperstate.state.models import WorkflowStateEvent
 from keeperstate.state.store import StateScope, state_delete, state_increment, state_set
+from tests.state.crowding import buffers, crowd_after_analyze
 from tests.state.test_store import delete_workflow_by_sql, expire
 from tests.threads import run_together
 
@@ -258,28 +257,10 @@ def test_an_admin_repair_no_longer_credits_the_last_run(scope, workflow):
 
 # --- a key's history is read a key at a time (migration 0020, ADR 0063) ---------------------------
 
-def _buffers(sql: str, params: dict) -> int:
-    """Shared buffers one statement touched, its triggers and functions included."""
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql, params)
-        plan = cursor.fetchone()[0][0]["Plan"]
-    return plan.get("Shared Hit Blocks", 0) + plan.get("Shared Read Blocks", 0)
-
-
-def _crowd_after_analyze(table: str, insert: str, scope, other_org) -> None:
-    """20,000 rows of ``table`` in the scope's organization, written after an ANALYZE that saw only
-    another organization's: the statistics take the organization for one row, as they take a new
-    one until the next ANALYZE. ``insert`` takes the organization, workflow and row count."""
-    with connection.cursor() as cursor:
-        cursor.execute(insert, [other_org.id, uuid.uuid4(), 5000])
-        cursor.execute(f"ANALYZE {table}")
-        cursor.execute(insert, [scope.organization_id, scope.workflow_id, 20000])
-
-
 @pytest.fixture
 def crowded(scope, other_org):
-    """The scope's organization with 20,000 events on other keys (see _crowd_after_analyze)."""
-    _crowd_after_analyze(
+    """The scope's organization with 20,000 events on other keys (see crowd_after_analyze)."""
+    crowd_after_analyze(
         "workflow_state_event",
         "INSERT INTO workflow_state_event (organization_id, workflow_id, key, operation, new_value, new_version,"
         " created_at) SELECT %s, %s, 'other-' || g, 'insert', '1'::jsonb, 1, clock_timestamp()"
@@ -299,7 +280,7 @@ def test_a_delete_reads_its_keys_history_not_its_organizations(crowded):
               "execution": None}
 
     # when the store deletes it (the trigger looks for the deleter's event among the key's)
-    touched = _buffers(store.DELETE_SQL, params)
+    touched = buffers(store.DELETE_SQL, params)
 
     # then it touched a few dozen pages, not the organization's history (about 300 pages)
     assert events("k") == [("insert", None, 1, None, 1), ("delete", 1, None, 1, None)]
@@ -312,7 +293,7 @@ def test_trimming_a_key_reads_its_own_history_not_its_organizations(crowded):
         state_set(scope=crowded, key="t", value=n)
 
     # when housekeeping trims the organization's marked keys
-    touched = _buffers("SELECT keeperstate_trim_history(%(org)s, 100)", {"org": crowded.organization_id})
+    touched = buffers("SELECT keeperstate_trim_history(%(org)s, 100)", {"org": crowded.organization_id})
 
     # then the key keeps its newest 50 events, and the trim touched its pages only
     assert [version for *_, version in events("t")] == list(range(31, 81))
@@ -322,7 +303,7 @@ def test_trimming_a_key_reads_its_own_history_not_its_organizations(crowded):
 def test_creating_a_key_reads_its_own_tombstone_not_its_organizations(scope, other_org):
     # given an organization with 20,000 tombstones of deleted keys, written after an ANALYZE that
     # saw only another organization's (migration 0021)
-    _crowd_after_analyze(
+    crowd_after_analyze(
         "workflow_state_tombstone",
         "INSERT INTO workflow_state_tombstone (organization_id, workflow_id, key, last_version)"
         " SELECT %s, %s, 'gone-' || g, 3 FROM generate_series(1, %s) g",
@@ -332,11 +313,11 @@ def test_creating_a_key_reads_its_own_tombstone_not_its_organizations(scope, oth
         "INSERT INTO workflow_state (organization_id, workflow_id, key, value) VALUES (%(org)s, %(wf)s, %(key)s, '1')"
     )
     params = {"org": scope.organization_id, "wf": scope.workflow_id}
-    _buffers(create, {**params, "key": "warm-up"})  # the triggers' plans made, the catalog cached
+    buffers(create, {**params, "key": "warm-up"})  # the triggers' plans made, the catalog cached
 
     # when a key is created, and a deleted one comes back (the version trigger looks up its tombstone)
-    touched = _buffers(create, {**params, "key": "new"})
-    returning = _buffers(create, {**params, "key": "gone-7"})
+    touched = buffers(create, {**params, "key": "new"})
+    returning = buffers(create, {**params, "key": "gone-7"})
 
     # then each touched a few pages (11 and 9), not the organization's tombstones (about 290 with
     # the previous key), and the key that came back continues from its tombstone's version

@@ -7,6 +7,7 @@ the migrated database, so a new table, key, trigger or function that a distribut
   every unique key and unique index;
 * foreign keys between them are composite with the organization and never ON UPDATE CASCADE;
   none points from a reference table (organizations, users, settings) into them;
+* a state table has one whole index led by ``organization_id`` or ``workflow_id``, its key;
 * no trigger has a transition table (``REFERENCING NEW/OLD TABLE``);
 * every function of the store (``keeperstate_*``, trigger functions aside) takes ``p_org``;
 * the statements the store sends avoid what a distributed planner refuses.
@@ -72,6 +73,24 @@ def test_every_primary_and_unique_key_of_a_sharded_table_leads_with_organization
         assert query(
             "SELECT 1 FROM pg_constraint WHERE conrelid = %s::regclass AND contype = 'p'", [table]
         ), f"{table} has no primary key"
+
+
+def test_each_state_table_has_one_index_a_lookup_by_key_could_take():
+    # Every reader names the organization, the workflow and mostly the key. Two whole indexes led
+    # by the organization or the workflow tie for an organization or workflow the statistics do
+    # not know yet (each seems to find its one row), the smaller wins, and the lookup filters all
+    # their rows (migrations 0020–0022). organization_state_usage has two per organization's 64
+    # shard rows, which bounds that.
+    led = query(
+        r"""
+        SELECT i.indrelid::regclass::text, array_agg(i.indexrelid::regclass::text ORDER BY 1) FROM pg_index i
+         WHERE i.indrelid::regclass::text ~ '^workflow_state' AND i.indpred IS NULL
+           AND (SELECT a.attname FROM pg_attribute a
+                 WHERE a.attrelid = i.indrelid AND a.attnum = i.indkey[0]) IN ('organization_id', 'workflow_id')
+         GROUP BY 1 HAVING count(*) > 1
+        """
+    )
+    assert led == [], "one index per state table may lead with organization_id or workflow_id: its key"
 
 
 def test_foreign_keys_between_sharded_tables_carry_the_organization_and_never_cascade_an_update():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
+from keeperstate.state import store
 from keeperstate.state.errors import (
     StateKeyLimit,
     StateStorageError,
@@ -15,6 +16,7 @@ from keeperstate.state.maintenance import sweep_expired
 from keeperstate.state.models import WorkflowState
 from keeperstate.state.store import StateScope, state_get, state_set
 from tests.factories import make_workflow
+from tests.state.crowding import buffers, crowd_after_analyze
 
 pytestmark = pytest.mark.django_db
 
@@ -360,3 +362,33 @@ def test_write_after_workflow_deleted_is_a_storage_error(scope, workflow):
     assert "psycopg" not in info.value.message
     assert "violates" not in info.value.message
     assert not WorkflowState.objects.exists()
+
+
+# --- a key is looked up by its key, in a workflow the statistics do not know yet (migration 0022) --
+
+@pytest.mark.parametrize(("statement", "extra", "most"), [
+    # the row's few pages; an increment adds its history event and usage rows (triggers)
+    (store.GET_SQL, {}, 12),
+    (store.INCREMENT_SQL, {"by": 1, "ttl": None, "execution": None}, 40),
+], ids=["get", "increment"])
+def test_a_lookup_reads_its_key_not_every_key_of_its_workflow(scope, other_org, statement, extra, most):
+    # given a workflow of 20,000 keys, written after an ANALYZE that saw only another
+    # organization's: the planner takes the organization and the workflow for a row each, as it
+    # does new ones
+    crowd_after_analyze(
+        "workflow_state",
+        "INSERT INTO workflow_state (organization_id, workflow_id, key, value)"
+        " SELECT %s, %s, 'key-' || g, '1'::jsonb FROM generate_series(1, %s) g",
+        scope, other_org, make_workflow(other_org).id,
+    )
+    params = {"org": scope.organization_id, "wf": scope.workflow_id, **extra}
+    buffers(statement, {**params, "key": "key-1"})  # the triggers' plans made, the catalog cached
+
+    # when the store reads or writes one of them, planned for these values as each connection's
+    # first calls of a statement are
+    touched = buffers(statement, {**params, "key": "key-777"})
+
+    # then it read that key's pages, not the workflow's 20,000 rows through an index that leads
+    # with the organization or the workflow alone (346 and 361 pages before migration 0022)
+    assert touched < most
+    assert state_get(scope=scope, key="key-777").value == (2 if extra else 1)

@@ -101,16 +101,17 @@ FLOOR_STATEMENTS = {
 # it, in one statement on plain tables ({state}, {event}, … are the run's copies). The old value
 # is read under the row lock, as a correct history needs it under concurrent writers (an UPDATE
 # cannot return the row it replaced before Postgres 18, and CI's server is 15). The row is found
-# again by its whole primary key, (organization_id, id): by id alone Postgres 15 scans the whole
-# index (it has no skip scan), which made the bound slower than the store on the server.
+# again by its whole primary key, (organization_id, workflow_id, key), as the store's statements
+# find it: by id alone, Postgres 15 read the whole primary key (organization_id, id) of the time
+# (it has no skip scan), which made the bound slower than the store on the server.
 _RECORDED_UPDATE = f"""
 WITH old AS (
-    SELECT id, value, version FROM {{state}} WHERE organization_id = %(org)s AND workflow_id = %(wf)s
+    SELECT value, version FROM {{state}} WHERE organization_id = %(org)s AND workflow_id = %(wf)s
        AND key = %(key)s AND {store.LIVE_SQL} {{condition}} FOR UPDATE
 ), new AS (
     UPDATE {{state}} s SET value = {{value}}, expires_at = now() + %(ttl)s * interval '1 second',
            updated_by_execution_id = %(execution)s, version = old.version + 1, updated_at = now()
-      FROM old WHERE s.organization_id = %(org)s AND s.id = old.id
+      FROM old WHERE s.organization_id = %(org)s AND s.workflow_id = %(wf)s AND s.key = %(key)s
        AND s.size_bytes >= octet_length(({{value}})::text)
     RETURNING s.organization_id, s.workflow_id, s.key, old.value AS old_value, s.value, old.version AS old_version,
               s.version, s.expires_at, s.updated_by_execution_id
