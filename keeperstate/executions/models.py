@@ -41,7 +41,10 @@ class WorkflowExecution(KeepsOrganization):
         Organization, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+",
         editable=False,
     )
-    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="executions", db_constraint=False)
+    # No index of its own: execution_workflow_queued leads with it (migration 0023).
+    workflow = models.ForeignKey(
+        Workflow, on_delete=models.CASCADE, related_name="executions", db_constraint=False, db_index=False
+    )
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     trigger = models.CharField(max_length=10, choices=Trigger.choices, default=Trigger.MANUAL)
     input = models.JSONField(default=dict, blank=True)
@@ -71,6 +74,11 @@ class WorkflowExecution(KeepsOrganization):
         db_table = "workflow_execution"
         ordering = ["-queued_at"]
         indexes = [
+            # Django's pk: a run's own updates, the worker's claim, the API's and admin's pages find
+            # an execution by id alone, which the primary key (organization_id, id) serves only
+            # by reading all of it on Postgres before 18 (migration 0023). Not unique: a
+            # distributed table's unique indexes must hold its distribution column.
+            models.Index(fields=["id"], name="workflow_execution_id_idx"),
             models.Index(fields=["workflow", "-queued_at"], name="execution_workflow_queued"),
             # Housekeeping looks only at unfinished runs.
             models.Index(

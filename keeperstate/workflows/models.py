@@ -78,8 +78,10 @@ class Workflow(KeepsOrganization):
         # The primary key in the database is (organization_id, id) (migration 0017, docs/scaling.md):
         # the target of every composite foreign key (organization_id, workflow_id) into it, which
         # keeps a state row's or an execution's organization equal to its workflow's. Django
-        # still addresses a workflow by id alone.
+        # still addresses a workflow by id alone (a webhook, the API's and admin's pages): that
+        # has an index of its own (migration 0023; not unique, as on workflow_execution).
         indexes = [
+            models.Index(fields=["id"], name="workflow_id_idx"),
             # The scheduler's one query: active, alive workflows whose tick is due.
             models.Index(
                 fields=["next_run_at"],

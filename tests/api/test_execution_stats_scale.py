@@ -4,6 +4,7 @@ ratio in the same run. Prints the figures (docs/api.md#run-statistics)."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -65,7 +66,6 @@ def test_the_chart_costs_the_same_when_other_workflows_fill_the_table(org):
                                                 "workflows": [monitor.id], "start": start, "end": end,
                                                 "organizations": [monitor.organization_id]})
         plan = "\n".join(row[0] for row in cursor.fetchall())
-    # an index on the workflow (its foreign key's, or (workflow, queued_at)): no scan of the table,
-    # so no index of its own is needed
+    # the index (workflow, queued_at): no scan of the table, so no index of its own is needed
     assert "Seq Scan" not in plan, plan
-    assert "Index Cond: (workflow_id = ANY" in plan, plan
+    assert re.search(r"Index Cond: \(+workflow_id = ANY", plan), plan
