@@ -382,4 +382,8 @@ def _failed(error: Code, message: str, *, results: dict[str, NodeResult] | None 
 
 
 def _by_idempotency_key(workflow: Workflow, key: str) -> WorkflowExecution | None:
-    return WorkflowExecution.objects.filter(workflow=workflow, idempotency_key=key).first()
+    # By the unique key (organization, workflow, idempotency key): without the organization,
+    # Postgres before 18 read every run of the workflow for it.
+    return WorkflowExecution.objects.filter(
+        organization_id=workflow.organization_id, workflow=workflow, idempotency_key=key
+    ).first()

@@ -20,7 +20,7 @@ from keeperstate.core.text import text_problem
 from keeperstate.engine.validation import ValidationReport, validate_graph
 from keeperstate.executions.scheduling import refresh_schedule
 from keeperstate.workflows.models import Workflow, new_webhook_secret
-from keeperstate.workflows.versions import keep_unversioned, record_version
+from keeperstate.workflows.versions import keep_unversioned, of_workflow, record_version
 
 MAX_NAME_LENGTH = 200
 
@@ -153,7 +153,7 @@ def rotate_webhook_secret(workflow: Workflow) -> str:
 def workflow_restore_version(workflow: Workflow, number: int, *, user: Any) -> Workflow:
     """Save version ``number``'s name and graph again: validated like any save, and itself a new
     version ("Restored version 3: …"). A missing number raises WorkflowVersion.DoesNotExist."""
-    version = workflow.versions.get(number=number)
+    version = of_workflow(workflow).get(number=number)
     return workflow_update(workflow, user=user, version_note=f"Restored version {number}: ",
                            name=version.name, nodes=version.nodes, edges=version.edges)
 

@@ -1,4 +1,4 @@
-"""Executions and workflows found by id alone, as Django addresses them (migration 0023).
+"""Executions, workflows and versions found by an index, whatever the table holds (migration 0023).
 
 Their primary key is (organization_id, id) for sharding (docs/scaling.md), but a run's updates,
 the worker's claim, heartbeats, a waited webhook, `/hooks/<id>/` and the API's and admin's pages
@@ -12,7 +12,10 @@ import pytest
 from django.db import connection
 
 from keeperstate.executions.models import WorkflowExecution
-from tests.state.crowding import buffers
+from keeperstate.executions.service import start_run
+from keeperstate.workflows.services import workflow_update
+from keeperstate.workflows.versions import of_workflow
+from tests.state.crowding import buffers, reads_of
 
 pytestmark = pytest.mark.django_db
 
@@ -53,3 +56,46 @@ def test_a_run_finds_its_execution_by_id_among_many_in_a_few_pages(workflow):
     # table (286 and 304 on Postgres 15 before migration 0023)
     assert lookup < 10
     assert update < 40
+
+
+def test_a_repeated_idempotency_key_is_found_by_its_key_not_among_the_workflows_runs(workflow):
+    # given 20,000 runs of a workflow, each with its Idempotency-Key
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO workflow_execution (id, organization_id, workflow_id, status, trigger, input, node_results,"
+            " queued_at, idempotency_key) SELECT gen_random_uuid(), %s, %s, 'success', 'api', '{}', '{}', now(),"
+            " 'key-' || g FROM generate_series(1, 20000) g",
+            [workflow.organization_id, workflow.id],
+        )
+        cursor.execute("ANALYZE workflow_execution")
+
+    # when a request repeats one of the keys
+    started = []
+    reads = reads_of(lambda: started.append(start_run(workflow, {}, trigger="api", idempotency_key="key-777")))
+
+    # then the first run is answered, found through the unique key (organization, workflow, key):
+    # a few pages, not the workflow's runs (594 on Postgres 15 without the organization)
+    assert started[0].replayed
+    assert started[0].execution.idempotency_key == "key-777"
+    assert max(reads.values()) < 12, reads
+
+
+def test_a_save_finds_the_workflows_last_version_by_its_key_not_among_all_versions(workflow, user):
+    # given a workflow with 20,000 versions
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO workflow_version (organization_id, workflow_id, number, name, nodes, edges, changes, summary,"
+            " created_at) SELECT %s, %s, g, 'Monitor', '[]', '[]', '{}', 'a save', now()"
+            " FROM generate_series(1, 20000) g",
+            [workflow.organization_id, workflow.id],
+        )
+        cursor.execute("ANALYZE workflow_version")
+
+    # when it is saved with a new name (which keeps a version)
+    reads = reads_of(lambda: workflow_update(workflow, user=user, name="Renamed"))
+
+    # then the save numbered the new version after the last, whose lookups read the key
+    # (organization, workflow, number): a few pages each, not every version (286 on Postgres 15
+    # by the workflow alone)
+    assert of_workflow(workflow).order_by("-number").values_list("number", "name").first() == (20001, "Renamed")
+    assert max(reads.values()) < 12, reads

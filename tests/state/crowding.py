@@ -9,16 +9,26 @@ count the pages a statement touched, so a test can hold a lookup to its key.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 
-def buffers(sql: str, params: dict) -> int:
+def buffers(sql: str, params: dict | None) -> int:
     """Shared buffers one statement touched, its triggers and functions included."""
     with connection.cursor() as cursor:
         cursor.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql, params)
         plan = cursor.fetchone()[0][0]["Plan"]
     return plan.get("Shared Hit Blocks", 0) + plan.get("Shared Read Blocks", 0)
+
+
+def reads_of(action: Callable[[], object]) -> dict[str, int]:
+    """Each SELECT that ``action`` sent through the ORM, with the shared buffers it touches when
+    run again (its parameters as Django logged them)."""
+    with CaptureQueriesContext(connection) as captured:
+        action()
+    return {q["sql"]: buffers(q["sql"], None) for q in captured.captured_queries if q["sql"].startswith("SELECT")}
 
 
 def crowd_after_analyze(table: str, insert: str, scope, other_org, other_workflow_id=None) -> None:
