@@ -22,6 +22,18 @@ pytestmark = pytest.mark.django_db
 FOUND_BY_ID = ("workflow", "workflow_execution", "workflow_state")
 
 
+def add_runs(workflow) -> None:
+    """20,000 finished runs of ``workflow``, keyed 'key-1'… (an Idempotency-Key each), analyzed."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO workflow_execution (id, organization_id, workflow_id, status, trigger, input, node_results,"
+            " queued_at, idempotency_key) SELECT gen_random_uuid(), %s, %s, 'success', 'api', '{}', '{}', now(),"
+            " 'key-' || g FROM generate_series(1, 20000) g",
+            [workflow.organization_id, workflow.id],
+        )
+        cursor.execute("ANALYZE workflow_execution")
+
+
 def test_each_table_django_addresses_by_id_has_an_index_led_by_id():
     with connection.cursor() as cursor:
         cursor.execute(
@@ -38,14 +50,7 @@ def test_each_table_django_addresses_by_id_has_an_index_led_by_id():
 
 def test_a_run_finds_its_execution_by_id_among_many_in_a_few_pages(workflow):
     # given 20,000 runs of a workflow, counted by ANALYZE
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO workflow_execution (id, organization_id, workflow_id, status, trigger, input, node_results,"
-            " queued_at) SELECT gen_random_uuid(), %s, %s, 'success', 'api', '{}', '{}', now()"
-            " FROM generate_series(1, 20000)",
-            [workflow.organization_id, workflow.id],
-        )
-        cursor.execute("ANALYZE workflow_execution")
+    add_runs(workflow)
     one = WorkflowExecution.objects.filter(workflow=workflow).order_by("?").values_list("id", flat=True).first()
 
     # when one is read and updated by id alone, as the run path's statements do
@@ -60,14 +65,7 @@ def test_a_run_finds_its_execution_by_id_among_many_in_a_few_pages(workflow):
 
 def test_a_repeated_idempotency_key_is_found_by_its_key_not_among_the_workflows_runs(workflow):
     # given 20,000 runs of a workflow, each with its Idempotency-Key
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO workflow_execution (id, organization_id, workflow_id, status, trigger, input, node_results,"
-            " queued_at, idempotency_key) SELECT gen_random_uuid(), %s, %s, 'success', 'api', '{}', '{}', now(),"
-            " 'key-' || g FROM generate_series(1, 20000) g",
-            [workflow.organization_id, workflow.id],
-        )
-        cursor.execute("ANALYZE workflow_execution")
+    add_runs(workflow)
 
     # when a request repeats one of the keys
     started = []
