@@ -52,10 +52,13 @@ def transition(executions: Any, to: str, **fields: Any) -> int:
 # one statement written once (keeperstate.core.rows): the move of ``transition`` to running,
 # returning the row it moved joined to its workflow.
 _EXECUTION, _WORKFLOW = Columns(WorkflowExecution, "e"), Columns(Workflow, "w")
-_CLAIM_SQL = f"""
+
+
+def _claim_sql(by_key: str) -> str:
+    return f"""
 WITH e AS (
     UPDATE "workflow_execution" SET "status" = %(to)s, "started_at" = %(now)s, "heartbeat_at" = %(now)s
-     WHERE "id" = %(id)s AND "status" = ANY(%(sources)s)
+     WHERE {by_key} AND "status" = ANY(%(sources)s)
  RETURNING *
 )
 SELECT {_EXECUTION.sql}, {_WORKFLOW.sql}
@@ -63,13 +66,21 @@ SELECT {_EXECUTION.sql}, {_WORKFLOW.sql}
 """
 
 
-def claim_to_run(execution_id: str | uuid.UUID, now: datetime) -> WorkflowExecution | None:
+# By the primary key (organization_id, id), as the job names both; by id alone for a job queued
+# before jobs carried the organization (the index on id, migration 0023).
+_CLAIM_SQL = _claim_sql('"organization_id" = %(org)s AND "id" = %(id)s')
+_CLAIM_BY_ID_SQL = _claim_sql('"id" = %(id)s')
+
+
+def claim_to_run(
+    execution_id: str | uuid.UUID, now: datetime, *, organization_id: int | None = None
+) -> WorkflowExecution | None:
     """Move a queued execution to running (started and beating at ``now``) and return it with its
     workflow; None when it may not move (another worker took it, or it was interrupted)."""
     params: dict[str, Any] = {"to": Status.RUNNING, "now": now, "id": uuid.UUID(str(execution_id)),
-                              "sources": sources(Status.RUNNING)}
+                              "org": organization_id, "sources": sources(Status.RUNNING)}
     with connection.cursor() as cursor:
-        cursor.execute(_CLAIM_SQL, params)
+        cursor.execute(_CLAIM_BY_ID_SQL if organization_id is None else _CLAIM_SQL, params)
         row = cursor.fetchone()
     if row is None:
         return None

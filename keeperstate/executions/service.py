@@ -291,13 +291,14 @@ def enqueue(execution: WorkflowExecution) -> None:
     exists exactly when the record does (Procrastinate writes through Django's connection)."""
     from keeperstate.executions.tasks import defer_run  # imports Procrastinate's app, ready only at run time
 
-    defer_run(str(execution.id))
+    defer_run(str(execution.id), execution.organization_id)
 
 
-def run_queued(execution_id: str | uuid.UUID) -> WorkflowExecution | None:
+def run_queued(execution_id: str | uuid.UUID, organization_id: int | None = None) -> WorkflowExecution | None:
     """Run a queued execution (the worker's job). Returns None when it is not queued any more:
-    another worker started it, or it was interrupted; a run is never started twice."""
-    execution = claim_to_run(execution_id, timezone.now())
+    another worker started it, or it was interrupted; a run is never started twice. The job
+    names the execution's organization (a job queued before it did finds the run by id alone)."""
+    execution = claim_to_run(execution_id, timezone.now(), organization_id=organization_id)
     if execution is None:
         logger.info("execution %s is not queued any more; not running it again", execution_id)
         return None
@@ -326,12 +327,12 @@ def _execute(execution: WorkflowExecution, workflow: Workflow) -> None:
             _finish(execution, outcome)
             finished = True
         else:
-            WorkflowExecution.objects.filter(pk=execution.pk, status=Status.RUNNING).update(
+            _this(execution).filter(status=Status.RUNNING).update(
                 node_results=outcome.results_json(), heartbeat_at=timezone.now()
             )
 
     try:
-        with heartbeating(execution.pk):
+        with heartbeating(execution):
             outcome = run_graph(
                 workflow.nodes, workflow.edges, execution.input, ctx,
                 # one node writes at most one key: the store may use its fast usage check
@@ -363,18 +364,24 @@ def _finish(execution: WorkflowExecution, outcome: RunOutcome) -> None:
     # From running, or from interrupted: a run housekeeping took for dead still gets its real
     # outcome (keeperstate.executions.lifecycle).
     updated = transition(
-        WorkflowExecution.objects.filter(pk=execution.pk),
+        _this(execution),
         execution.status,
         node_results=execution.node_results,
         error=execution.error,
         error_code=execution.error_code,
         finished_at=execution.finished_at,
     )
-    if not updated and not WorkflowExecution.objects.filter(pk=execution.pk).exists():
+    if not updated and not _this(execution).exists():
         raise WorkflowDeletedDuringRun(
             "The workflow was deleted while this run was in progress, and its executions and state went "
             "with it. Nothing more can be learned about this run."
         )
+
+
+def _this(execution: WorkflowExecution) -> Any:
+    """The execution's row by its primary key, (organization_id, id): every statement of the run
+    path names the organization, so on a sharded database it goes to one shard (docs/scaling.md)."""
+    return WorkflowExecution.objects.filter(organization_id=execution.organization_id, pk=execution.pk)
 
 
 def _failed(error: Code, message: str, *, results: dict[str, NodeResult] | None = None) -> RunOutcome:

@@ -1,6 +1,7 @@
 """The Procrastinate task a worker runs for each queued execution, and how it is queued.
 
-The job carries only the execution's id; the execution row is the source of truth. A job that
+The job carries the execution's id and organization (its primary key, so the worker's claim
+goes to the row's own shard on a sharded database); the execution row is the source of truth. A job that
 Procrastinate retries (its worker died) runs nothing when the execution had already started:
 ``run_queued`` claims only ``queued`` executions.
 """
@@ -22,20 +23,21 @@ TASK_NAME = "keeperstate.run_execution"
 _jobs = manager.JobManager(DjangoConnector())
 
 
-def defer_run(execution_id: str) -> None:
+def defer_run(execution_id: str, organization_id: int) -> None:
     procrastinate_tasks.configure_task(name=TASK_NAME, job_manager=_jobs, queue=QUEUE).defer(
-        execution_id=execution_id
+        execution_id=execution_id, organization_id=organization_id
     )
 
 
 @app.task(name=TASK_NAME, queue=QUEUE)
-def run_execution(execution_id: str) -> None:
+def run_execution(execution_id: str, organization_id: int | None = None) -> None:
+    # organization_id is None in a job queued before jobs named it: the run is claimed by id alone.
     from keeperstate.executions.service import run_queued
 
     # Each job runs in a worker thread with its own Django connection; drop one the database
     # closed (a restart) instead of failing the job on it.
     close_old_connections()
     try:
-        run_queued(execution_id)
+        run_queued(execution_id, organization_id)
     finally:
         close_old_connections()

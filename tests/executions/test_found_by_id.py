@@ -1,9 +1,10 @@
 """Executions, workflows and versions found by an index, whatever the table holds (migration 0023).
 
-Their primary key is (organization_id, id) for sharding (docs/scaling.md), but a run's updates,
-the worker's claim, heartbeats, a waited webhook, `/hooks/<id>/` and the API's and admin's pages
-name the id only. Postgres before 18 (CI's server is 15) cannot look a second column of an index
-up without the first: without an index of their own, those lookups read the whole table.
+Their primary key is (organization_id, id) for sharding (docs/scaling.md), but a waited webhook,
+`/hooks/<id>/`, the API's and admin's pages and a job queued before jobs named the organization
+name the id only (the run path names both: ADR 0066). Postgres before 18 (CI's server is 15)
+cannot look a second column of an index up without the first: without an index of their own,
+those lookups read the whole table.
 """
 
 from __future__ import annotations
