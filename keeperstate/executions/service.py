@@ -20,13 +20,14 @@ from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
 from keeperstate.core.errors import Code, CodedError
+from keeperstate.core.rows import Insert
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.graph import Graph
 from keeperstate.engine.registry import get_action
 from keeperstate.engine.results import NodeResult, Succeeded, result_from_json
 from keeperstate.engine.runner import RunOutcome, check_input, run_graph, run_node
 from keeperstate.executions import inprocess
-from keeperstate.executions.lifecycle import claim_to_run, transition
+from keeperstate.executions.lifecycle import claim_to_run, finish, record_progress
 from keeperstate.executions.liveness import heartbeating
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.ratelimits.counters import check_org_run_rate
@@ -41,6 +42,8 @@ Trigger = WorkflowExecution.Trigger
 MAX_IDEMPOTENCY_KEY = 200
 # An execution's key to its workflow, (organization_id, workflow_id) (migration 0017).
 _WORKFLOW_FK = "workflow_execution_workflow_org_fk"
+# Every run inserts its record: as a statement written once (keeperstate.core.rows).
+_INSERT = Insert(WorkflowExecution)
 
 
 class WorkflowDeletedDuringRun(CodedError):
@@ -131,6 +134,7 @@ def _record(workflow: Workflow, run_input: dict[str, Any], *, trigger: str, user
         run_input = with_schedule_fields(workflow.nodes, run_input, now)
     execution = WorkflowExecution(
         workflow=workflow,
+        organization_id=workflow.organization_id,
         trigger=trigger,
         input=run_input,
         idempotency_key=idempotency_key,
@@ -143,7 +147,7 @@ def _record(workflow: Workflow, run_input: dict[str, Any], *, trigger: str, user
         execution.status, execution.started_at, execution.heartbeat_at = Status.RUNNING, now, now
     try:
         with transaction.atomic():
-            execution.save(force_insert=True)
+            _INSERT.save(execution)
             if queued:
                 enqueue(execution)
     except IntegrityError as exc:
@@ -327,9 +331,7 @@ def _execute(execution: WorkflowExecution, workflow: Workflow) -> None:
             _finish(execution, outcome)
             finished = True
         else:
-            _this(execution).filter(status=Status.RUNNING).update(
-                node_results=outcome.results_json(), heartbeat_at=timezone.now()
-            )
+            record_progress(execution, outcome.results_json(), timezone.now())
 
     try:
         with heartbeating(execution):
@@ -363,25 +365,15 @@ def _finish(execution: WorkflowExecution, outcome: RunOutcome) -> None:
     execution.finished_at = timezone.now()
     # From running, or from interrupted: a run housekeeping took for dead still gets its real
     # outcome (keeperstate.executions.lifecycle).
-    updated = transition(
-        _this(execution),
-        execution.status,
-        node_results=execution.node_results,
-        error=execution.error,
-        error_code=execution.error_code,
-        finished_at=execution.finished_at,
-    )
-    if not updated and not _this(execution).exists():
+    moved = finish(execution, execution.status, node_results=execution.node_results, error=execution.error,
+                   error_code=execution.error_code, finished_at=execution.finished_at)
+    if not moved and not WorkflowExecution.objects.filter(
+        organization_id=execution.organization_id, pk=execution.pk
+    ).exists():
         raise WorkflowDeletedDuringRun(
             "The workflow was deleted while this run was in progress, and its executions and state went "
             "with it. Nothing more can be learned about this run."
         )
-
-
-def _this(execution: WorkflowExecution) -> Any:
-    """The execution's row by its primary key, (organization_id, id): every statement of the run
-    path names the organization, so on a sharded database it goes to one shard (docs/scaling.md)."""
-    return WorkflowExecution.objects.filter(organization_id=execution.organization_id, pk=execution.pk)
 
 
 def _failed(error: Code, message: str, *, results: dict[str, NodeResult] | None = None) -> RunOutcome:
