@@ -1,9 +1,9 @@
 """The Procrastinate task a worker runs for each queued execution, and how it is queued.
 
 The job carries the execution's id and organization (its primary key, so the worker's claim
-goes to the row's own shard on a sharded database); the execution row is the source of truth. A job that
-Procrastinate retries (its worker died) runs nothing when the execution had already started:
-``run_queued`` claims only ``queued`` executions.
+goes to the row's own shard on a sharded database); the execution row is the source of truth.
+A job that Procrastinate retries (its worker died) runs nothing when the execution had already
+started: ``run_queued`` claims only ``queued`` executions.
 """
 
 from __future__ import annotations
