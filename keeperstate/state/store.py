@@ -36,7 +36,7 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from keeperstate.state.db import iso, load_json, logger, storage_errors
+from keeperstate.state.db import iso, kept_cursor, load_json, logger, storage_errors
 from keeperstate.state.errors import (
     StateInvalidValue,
     StateKeyLimit,
@@ -172,7 +172,8 @@ _WORKFLOW_FK = "workflow_state_workflow_org_fk"
 def state_get(*, scope: StateScope, key: Any) -> StateEntry:
     """The live entry for a key, or MISSING (exists false, version 0) when absent or expired."""
     params: dict[str, Any] = {"org": scope.organization_id, "wf": scope.workflow_id, "key": normalize_key(key)}
-    with storage_errors("read"), _db().cursor() as cursor:
+    with storage_errors("read"):
+        cursor = kept_cursor(_db())
         cursor.execute(GET_SQL, params)
         row = cursor.fetchone()
     if row is None:
@@ -336,7 +337,8 @@ def _locked_write(db: BaseDatabaseWrapper, params: dict[str, Any], decide: Calla
 def _locked_attempt(
     db: BaseDatabaseWrapper, params: dict[str, Any], decide: Callable[[_Current], Any], *, exact: bool
 ) -> StateWrite:
-    with transaction.atomic(using=db.alias), db.cursor() as cursor:
+    with transaction.atomic(using=db.alias):
+        cursor = kept_cursor(db)
         # Lock order everywhere: the key's row, then usage shards, then the workflow's usage row.
         cursor.execute(LOCK_ROW_SQL, params)
         row = cursor.fetchone()
@@ -431,7 +433,8 @@ def _params(scope: StateScope, key: Any, ttl: Any) -> dict[str, Any]:
 def _one(db: BaseDatabaseWrapper, sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
     # Outside a transaction the statement commits on its own (one round trip); inside one, a
     # savepoint keeps a refused statement from aborting the caller's transaction.
-    with transaction.atomic(using=db.alias) if db.in_atomic_block else nullcontext(), db.cursor() as cursor:
+    with transaction.atomic(using=db.alias) if db.in_atomic_block else nullcontext():
+        cursor = kept_cursor(db)
         cursor.execute(sql, params)
         return cursor.fetchone()
 
