@@ -25,7 +25,6 @@ from hmac import compare_digest
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import connection
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from knox.auth import TokenAuthentication as KnoxTokenAuthentication
@@ -36,6 +35,7 @@ from rest_framework import exceptions
 from rest_framework.request import Request
 
 from keeperstate.api.throttles import record_auth_failure
+from keeperstate.core.cursors import kept_cursor
 from keeperstate.core.rows import Columns
 
 TOKEN_SHAPE = re.compile(r"(?:ks_)?[0-9a-f]{64}|[0-9a-f]{40}")
@@ -90,9 +90,9 @@ def _token_columns() -> tuple[Columns[Any], Columns[Any], str]:
 def tokens_with_key(token_key: str) -> list[Any]:
     """The tokens whose key (the token's first characters) is ``token_key``, each with its user."""
     tokens, users, sql = _token_columns()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [token_key])
-        rows = cursor.fetchall()
+    cursor = kept_cursor()
+    cursor.execute(sql, [token_key])
+    rows = cursor.fetchall()
     found = []
     for row in rows:
         auth_token = tokens.instance(row[: len(tokens)])

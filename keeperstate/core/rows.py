@@ -15,6 +15,7 @@ from typing import Any, Generic, TypeVar
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import NOT_PROVIDED, Model, signals
 
+from keeperstate.core.cursors import kept_cursor
 from keeperstate.core.sharding import KeepsOrganization
 
 M = TypeVar("M", bound=Model)
@@ -70,8 +71,7 @@ class Insert(Generic[M]):
             return
         connection = connections[using]
         values = [field.get_db_prep_save(field.pre_save(instance, True), connection) for field in self.fields]
-        with connection.cursor() as cursor:
-            cursor.execute(self.sql, values)
+        kept_cursor(connection).execute(self.sql, values)
         instance._state.adding, instance._state.db = False, using
         if isinstance(instance, KeepsOrganization):  # what its save() remembers
             instance._stored_organization_id = instance.__dict__.get("organization_id")

@@ -19,6 +19,7 @@ from typing import Any
 
 from django.db import connection
 
+from keeperstate.core.cursors import kept_cursor
 from keeperstate.core.rows import Columns
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.workflows.models import Workflow
@@ -71,17 +72,16 @@ def finish(execution: WorkflowExecution, to: str, *, node_results: dict[str, Any
     params = {"to": to, "node_results": _NODE_RESULTS.get_db_prep_save(node_results, connection), "error": error,
               "error_code": error_code, "finished_at": finished_at, "org": execution.organization_id,
               "id": execution.pk, "sources": sources(to)}
-    with connection.cursor() as cursor:
-        cursor.execute(_FINISH_SQL, params)
-        return cursor.rowcount > 0
+    cursor = kept_cursor()
+    cursor.execute(_FINISH_SQL, params)
+    return cursor.rowcount > 0
 
 
 def record_progress(execution: WorkflowExecution, node_results: dict[str, Any], now: datetime) -> None:
     """A running execution's results so far, and its heartbeat."""
     params = {"node_results": _NODE_RESULTS.get_db_prep_save(node_results, connection), "now": now,
               "org": execution.organization_id, "id": execution.pk, "running": Status.RUNNING}
-    with connection.cursor() as cursor:
-        cursor.execute(_PROGRESS_SQL, params)
+    kept_cursor().execute(_PROGRESS_SQL, params)
 
 
 # A worker's claim of a queued execution, and the read of it and its workflow that follows, as
@@ -115,9 +115,9 @@ def claim_to_run(
     workflow; None when it may not move (another worker took it, or it was interrupted)."""
     params: dict[str, Any] = {"to": Status.RUNNING, "now": now, "id": uuid.UUID(str(execution_id)),
                               "org": organization_id, "sources": sources(Status.RUNNING)}
-    with connection.cursor() as cursor:
-        cursor.execute(_CLAIM_BY_ID_SQL if organization_id is None else _CLAIM_SQL, params)
-        row = cursor.fetchone()
+    cursor = kept_cursor()
+    cursor.execute(_CLAIM_BY_ID_SQL if organization_id is None else _CLAIM_SQL, params)
+    row = cursor.fetchone()
     if row is None:
         return None
     execution = _EXECUTION.instance(row[:len(_EXECUTION)])

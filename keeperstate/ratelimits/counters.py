@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
 
+from keeperstate.core.cursors import kept_cursor
 from keeperstate.core.errors import Code, CodedError
 
 HIT_SQL = """
@@ -55,11 +55,11 @@ def hit(scope: str, ident: str, *, limit: int, period: int) -> Decision:
     window = math.floor(now / period) * period
     retry_after = max(1, math.ceil(window + period - now))
     params: dict[str, Any] = {"scope": scope, "ident": ident[:100], "window": window, "limit": limit}
-    with connection.cursor() as cursor:
-        cursor.execute(HIT_SQL, params)
-        row = cursor.fetchone()
-        if row is not None and row[0] == 1:
-            cursor.execute(PRUNE_SQL, params)
+    cursor = kept_cursor()
+    cursor.execute(HIT_SQL, params)
+    row = cursor.fetchone()
+    if row is not None and row[0] == 1:
+        cursor.execute(PRUNE_SQL, params)
     return Decision(allowed=row is not None, retry_after=retry_after)
 
 

@@ -1,5 +1,5 @@
-"""What the state modules share: the one way to delete rows with a named deleter, the store's kept
-cursor, JSON decoding, and the one place where database errors become STATE_STORAGE_ERROR. (Whether a key is live is
+"""What the state modules share: the one way to delete rows with a named deleter, JSON decoding,
+and the one place where database errors become STATE_STORAGE_ERROR. (Whether a key is live is
 said once in SQL, keeperstate/state/sql.py, and once in the ORM, WorkflowStateQuerySet.)"""
 
 from __future__ import annotations
@@ -10,8 +10,6 @@ from datetime import datetime
 from typing import Any
 
 from django.db import DatabaseError
-from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.backends.utils import CursorWrapper
 
 from keeperstate.state.errors import StateStorageError
 
@@ -35,30 +33,6 @@ SELECT organization_id, workflow_id, key, 'delete', value, version, %(execution)
 """
     delete = f"DELETE FROM workflow_state WHERE {where} RETURNING version"
     return log, delete
-
-
-def kept_cursor(db: BaseDatabaseWrapper) -> CursorWrapper:
-    """The connection's cursor for the store's statements, kept from one operation to the next.
-
-    A new psycopg cursor looks up its dumpers and loaders again for every statement: 30 µs of the
-    client's CPU per operation (measured, docs/benchmarks.md), against a write of 400–500 µs. The
-    kept cursor belongs to one connection (Django's connections are per thread) and is replaced
-    when that connection is: after a close, a failed health check or a reconnect. While Django
-    logs queries (DEBUG, ``CaptureQueriesContext``), a new cursor each time: it logs through the
-    cursor it makes. Not for a ``with`` block, which would close it.
-    """
-    db.close_if_health_check_failed()  # as db.cursor() does, once per request or job
-    if db.queries_logged:
-        return db.cursor()
-    kept = getattr(db, _KEPT_CURSOR, None)
-    if kept is not None and db.connection is not None and kept[0] is db.connection:
-        return kept[1]
-    cursor = db.cursor()
-    setattr(db, _KEPT_CURSOR, (db.connection, cursor))
-    return cursor
-
-
-_KEPT_CURSOR = "_keeperstate_kept_cursor"
 
 
 def load_json(value: Any) -> Any:

@@ -36,7 +36,8 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from keeperstate.state.db import iso, kept_cursor, load_json, logger, storage_errors
+from keeperstate.core.cursors import kept_cursor
+from keeperstate.state.db import iso, load_json, logger, storage_errors
 from keeperstate.state.errors import (
     StateInvalidValue,
     StateKeyLimit,

@@ -8,7 +8,7 @@ import pytest
 from django.db import close_old_connections, connection
 from django.test.utils import CaptureQueriesContext
 
-from keeperstate.state.db import kept_cursor
+from keeperstate.core.cursors import kept_cursor
 from keeperstate.state.store import state_delete, state_get, state_increment, state_set
 
 

@@ -47,12 +47,12 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.test.utils import override_settings
 
 from keeperstate.accounts.models import Organization
+from keeperstate.core.cursors import kept_cursor
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.runner import run_action
 from keeperstate.ops.bench_rounds import RoundRatio
 from keeperstate.ops.schema import require_migrated
 from keeperstate.state import store
-from keeperstate.state.db import kept_cursor
 from keeperstate.state.models import WorkflowState
 from keeperstate.state.store import StateScope, state_delete, state_get, state_increment, state_set
 from keeperstate.workflows.models import Workflow
