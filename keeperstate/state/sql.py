@@ -107,7 +107,9 @@ VERSION_START_SQL = """
 # everywhere: the organization's shard, then the workflow's usage row; a multi-row delete (the
 # sweeper's batch) takes its rows in workflow order (maintenance.py), so two cannot deadlock on
 # them. A deleted organization or workflow takes its usage rows along (foreign keys ON DELETE
-# CASCADE); the EXISTS guards skip it mid-cascade.
+# CASCADE); the EXISTS guards skip it mid-cascade. (pg_trigger_depth() cannot tell a cascade: the
+# cascaded rows' triggers fire at depth 1, after the workflow's own AFTER triggers; tried in
+# tests/state/test_history.py::test_history_goes_with_the_workflow.)
 HISTORY_MARK_EVERY = 16
 HISTORY_TRIM_INLINE_EVERY = 256
 USAGE_SHARDS = 32
