@@ -43,7 +43,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db import connection
 from django.test.utils import override_settings
 
 from keeperstate.accounts.models import Organization
@@ -461,7 +461,7 @@ class Bench:
     def execute(self, sql: str, table: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
         # Through the store's own kept cursor: floor and store pay the same client, so a ratio
         # is the store's work in the database (a new cursor per statement costs ~30 µs of CPU).
-        cursor = kept_cursor(connections[DEFAULT_DB_ALIAS])
+        cursor = kept_cursor()
         cursor.execute(sql.replace("workflow_state", table) if table != "workflow_state" else sql, params)
         return cursor.fetchone()
 
