@@ -7,11 +7,12 @@ here, the history trigger records every change, and usage counters follow every 
 Three paths, so the limits are exact under concurrency and each write is as few round trips as
 it can be:
 
-* **One statement** for Get, and for an Increment of a live key whose stored size does not grow.
-* **One function call** for Set (``keeperstate_set_key``: the overwrite of a live key that does
-  not grow, compare-and-set included, else the creation below), for Delete
-  (``keeperstate_delete_key``: the row and its history event), and for a key with no row:
-  ``keeperstate_create_key`` inserts it, and the usage trigger counts it (holding the
+* **One statement** for Get, and for a write of a live key whose stored size does not grow: an
+  Increment, a compare-and-set, a Set of a key this connection has seen live (``OVERWRITE_SQL``,
+  see ``_seen``; with prepared statements, ADR 0068).
+* **One function call** for any other Set (``keeperstate_set_key``: that overwrite, else the
+  creation below), for Delete (``keeperstate_delete_key``: the row and its history event), and
+  for a key with no row: ``keeperstate_create_key`` inserts it, and the usage trigger counts it (holding the
   workflow's and organization's usage rows until commit), then ``keeperstate_check_usage``
   reads the counters: exact, with no scan, whatever the size of the organization. Only a write
   that would pass a limit reclaims the scope's expired rows and counts again, so an expired key
@@ -138,6 +139,18 @@ SELECT version, expires_at, created
   FROM keeperstate_set_key(%(org)s, %(wf)s, %(key)s, %(value)s::jsonb, %(ttl)s, %(execution)s, %(expected)s,
                            {_LIMITS})
 """
+# The overwrite keeperstate_set_key makes, as a statement of its own; with an expected version,
+# only at that version (compare-and-set, which never creates). No row back: the key has no row,
+# or an expired, growing or other-versioned one. Prepared by the client (KEEPERSTATE_DB_PREPARED_
+# STATEMENTS), its plan is kept as the function's is, without the call into PL/pgSQL (4% of an
+# overwrite, ADR 0068); on a sharded database it routes by its organization_id.
+_OVERWRITE = f"""
+UPDATE workflow_state SET value = %(value)s::jsonb, {_SET_ROW}
+ WHERE {_KEY} AND {LIVE_SQL} AND size_bytes >= octet_length((%(value)s::jsonb)::text){{cas}}
+RETURNING version, expires_at
+"""
+OVERWRITE_SQL = _OVERWRITE.format(cas="")
+OVERWRITE_CAS_SQL = _OVERWRITE.format(cas=" AND version = %(expected)s")
 # The exact path (near the budget, or in a caller's transaction): hold every usage shard first.
 LOCK_USAGE_SQL = "SELECT keeperstate_lock_usage(%(org)s)"
 
@@ -179,6 +192,7 @@ def state_get(*, scope: StateScope, key: Any) -> StateEntry:
         row = cursor.fetchone()
     if row is None:
         return MISSING
+    _seen(_db()).add((scope.organization_id, scope.workflow_id, params["key"]))
     value, version, expires_at = row
     return StateEntry(exists=True, value=load_json(value), version=version, expires_at=expires_at)
 
@@ -197,12 +211,22 @@ def state_set(
     expected = parse_expected_version(expected_version)
 
     db = _db()
+    seen, known = _seen(db), (scope.organization_id, scope.workflow_id, params["key"])
     with storage_errors("write"), _refusals(params["key"]):
-        # expected 0: the key must have no live row, so there is nothing to overwrite.
-        row = _with_limits(db, CREATE_SQL if expected == 0 else SET_SQL, {**params, "expected": expected})
+        if expected == 0:  # the key must have no live row, so there is nothing to overwrite
+            row, created = _with_limits(db, CREATE_SQL, params), True
+        elif (expected is not None or known in seen) and _prepares(db):  # the overwrite alone
+            sql = OVERWRITE_SQL if expected is None else OVERWRITE_CAS_SQL
+            row, created = _one(db, sql, {**params, "expected": expected}), False
+        else:  # the overwrite (at the expected version), or else the creation, in one call
+            row = _with_limits(db, SET_SQL, {**params, "expected": expected})
+            created = row is not None and row[2]
         if row is not None:
-            created = expected == 0 or row[2]
+            seen.add(known)
             return StateWrite(params["key"], version=row[0], created=created, expires_at=row[1], value=value)
+        # The key has no row this write can take in one statement (expired, growing, another
+        # version, or gone since this connection saw it): the locked path decides.
+        seen.discard(known)
 
         def decide(current: _Current) -> Any:
             if expected is not None and expected != current.live_version:
@@ -255,6 +279,7 @@ def state_delete(*, scope: StateScope, key: Any, expected_version: Any = None) -
     db = _db()
     with storage_errors("delete"):
         row = _one(db, DELETE_SQL, params)
+        _seen(db).discard((scope.organization_id, scope.workflow_id, params["key"]))
         if row is not None and row[0] is not None:
             return StateDelete(deleted=True, previous_version=row[0])
         if expected is not None:
@@ -301,6 +326,31 @@ def _db() -> BaseDatabaseWrapper:
     read through ``django.db.connection`` (a proxy) looks the connection up again, 2–4 µs each
     (measured), several times per write against a statement of 200–300 µs."""
     return connections[DEFAULT_DB_ALIAS]
+
+
+# Keys this connection has seen live (read, written), as (organization, workflow, key): a hint for
+# a Set with no expected version, whose key is most likely still live when this connection wrote
+# or read it last (a monitor's cursor, rewritten every run by the same worker threads). Such a Set
+# sends the overwrite alone (OVERWRITE_SQL), as compare-and-set always does (it never creates);
+# any other calls keeperstate_set_key, which creates the key in the same call when it has no row.
+# A wrong hint costs round trips, never a wrong write (a miss goes to the locked path). Kept on
+# the connection's wrapper, which one thread uses, and bounded: it starts over at _SEEN_MAX keys.
+_SEEN_MAX = 4096
+
+
+def _seen(db: BaseDatabaseWrapper) -> set[tuple[int, uuid.UUID, str]]:
+    seen: set[tuple[int, uuid.UUID, str]] | None = getattr(db, "_keeperstate_seen_keys", None)
+    if seen is None or len(seen) >= _SEEN_MAX:
+        seen = set()
+        db._keeperstate_seen_keys = seen  # type: ignore[attr-defined]
+    return seen
+
+
+def _prepares(db: BaseDatabaseWrapper) -> bool:
+    """Whether the client prepares statements (KEEPERSTATE_DB_PREPARED_STATEMENTS): without, a
+    statement sent alone is planned on every call, and keeperstate_set_key, whose plans PL/pgSQL
+    keeps, is the faster overwrite."""
+    return bool(db.settings_dict["OPTIONS"].get("server_side_binding"))
 
 
 def _exact_only(db: BaseDatabaseWrapper) -> bool:

@@ -16,6 +16,7 @@ import pytest
 from django.db import connection
 from django.urls import reverse
 
+from keeperstate.state import store
 from keeperstate.state.maintenance import sweep_expired
 from keeperstate.state.models import WorkflowState
 from keeperstate.state.selectors import count_expired, org_usage, state_entries
@@ -67,6 +68,12 @@ def scope_of(row: WorkflowState) -> StateScope:
     return StateScope(organization_id=row.organization_id, workflow_id=row.workflow_id)
 
 
+def seen(scope: StateScope, key: str) -> StateScope:
+    """The scope, with its key taken for live by this connection (store._seen), whatever it is."""
+    store._seen(connection).add((scope.organization_id, scope.workflow_id, key))
+    return scope
+
+
 def every_row() -> list[WorkflowState]:
     return list(WorkflowState.objects.all())
 
@@ -97,6 +104,8 @@ def test_the_locked_path_reads_liveness_as_the_queryset_does(workflows):
     [
         # the same size: keeperstate_set_key overwrites a live row in place, else the locked path
         pytest.param(lambda scope, key: state_set(scope=scope, key=key, value=2), id="set"),
+        # the same, for keys this connection takes for live: OVERWRITE_SQL alone, else the locked path
+        pytest.param(lambda scope, key: state_set(scope=seen(scope, key), key=key, value=2), id="set-seen"),
         # a value that grows: the locked path and its upsert for every row
         pytest.param(lambda scope, key: state_set(scope=scope, key=key, value="longer than 1"), id="set-growing"),
         # INCREMENT_SQL for a live row, else the locked path

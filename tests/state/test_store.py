@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from keeperstate.state import store
 from keeperstate.state.errors import (
@@ -13,7 +14,7 @@ from keeperstate.state.errors import (
     StateVersionConflict,
 )
 from keeperstate.state.maintenance import sweep_expired
-from keeperstate.state.models import WorkflowState
+from keeperstate.state.models import WorkflowState, WorkflowStateEvent
 from keeperstate.state.store import StateScope, state_get, state_set
 from tests.factories import make_workflow
 from tests.state.crowding import buffers, crowd_after_analyze
@@ -352,6 +353,70 @@ def test_an_execution_deleted_alone_leaves_the_state_it_wrote(scope, workflow):
     assert state_get(scope=scope, key="cursor").value == 1
 
 
+def the_one_statement(queries: CaptureQueriesContext) -> str:
+    """The only statement the store sent (the test's transaction adds savepoints around it)."""
+    sent = [q["sql"] for q in queries if "SAVEPOINT" not in q["sql"]]
+    assert len(sent) == 1, sent
+    return sent[0]
+
+
+def test_a_key_this_connection_has_not_seen_is_set_in_one_call_that_creates_it(scope):
+    with CaptureQueriesContext(connection) as queries:
+        write = state_set(scope=scope, key="new", value=1)
+
+    assert "keeperstate_set_key" in the_one_statement(queries)
+    assert (write.created, write.version) == (True, 1)
+
+
+def test_a_key_this_connection_has_seen_live_is_overwritten_by_one_update(scope):
+    state_set(scope=scope, key="cursor", value=1)
+    state_get(scope=scope, key="cursor")
+
+    with CaptureQueriesContext(connection) as queries:
+        write = state_set(scope=scope, key="cursor", value=2)
+
+    assert the_one_statement(queries).lstrip().startswith("UPDATE workflow_state")
+    assert (write.created, write.version, state_get(scope=scope, key="cursor").value) == (False, 2, 2)
+
+
+@pytest.mark.parametrize("expected", [None, 1], ids=["set", "cas"])
+def test_without_prepared_statements_an_overwrite_is_the_function_whose_plans_are_kept(scope, monkeypatch, expected):
+    state_set(scope=scope, key="cursor", value=1)
+    monkeypatch.setitem(connection.settings_dict["OPTIONS"], "server_side_binding", False)
+
+    with CaptureQueriesContext(connection) as queries:
+        write = state_set(scope=scope, key="cursor", value=2, expected_version=expected)
+
+    assert "keeperstate_set_key" in the_one_statement(queries)
+    assert (write.created, write.version) == (False, 2)
+
+
+def test_a_key_seen_live_but_deleted_by_another_writer_is_created_again_exactly_once(scope, workflow):
+    state_set(scope=scope, key="cursor", value=1)  # this connection has seen it live
+    with connection.cursor() as cursor:  # a writer that is not the store, e.g. a SQL console
+        cursor.execute("DELETE FROM workflow_state WHERE workflow_id = %s AND key = 'cursor'", [workflow.id])
+
+    write = state_set(scope=scope, key="cursor", value=2)
+
+    assert (write.created, write.version) == (True, 2)  # the tombstone's version goes on
+    assert state_get(scope=scope, key="cursor").value == 2
+    operations = list(WorkflowStateEvent.objects.filter(key="cursor").order_by("created_at", "id")
+                      .values_list("operation", "new_version"))
+    assert operations == [("insert", 1), ("delete", None), ("insert", 2)]
+    # and the next Set of it is the overwrite again
+    assert state_set(scope=scope, key="cursor", value=3).version == 3
+
+
+def test_compare_and_set_never_creates_and_conflicts_on_a_missing_key(scope):
+    state_set(scope=scope, key="k", value=1)
+    store._seen(connection).clear()  # compare-and-set does not need the hint
+
+    with pytest.raises(StateVersionConflict):
+        state_set(scope=scope, key="gone", value=1, expected_version=1)
+    assert state_set(scope=scope, key="k", value=2, expected_version=1).version == 2
+    assert not WorkflowState.objects.filter(key="gone").exists()
+
+
 def test_write_after_workflow_deleted_is_a_storage_error(scope, workflow):
     workflow.delete()
 
@@ -370,7 +435,9 @@ def test_write_after_workflow_deleted_is_a_storage_error(scope, workflow):
     # the row's few pages; an increment adds its history event and usage rows (triggers)
     (store.GET_SQL, {}, 12),
     (store.INCREMENT_SQL, {"by": 1, "ttl": None, "execution": None}, 40),
-], ids=["get", "increment"])
+    (store.OVERWRITE_SQL, {"value": "2", "ttl": None, "execution": None}, 40),
+    (store.OVERWRITE_CAS_SQL, {"value": "2", "ttl": None, "execution": None, "expected": 1}, 40),
+], ids=["get", "increment", "overwrite", "cas"])
 def test_a_lookup_reads_its_key_not_every_key_of_its_workflow(scope, other_org, statement, extra, most):
     # given a workflow of 20,000 keys, written after an ANALYZE that saw only another
     # organization's: the planner takes the organization and the workflow for a row each, as it
@@ -391,4 +458,4 @@ def test_a_lookup_reads_its_key_not_every_key_of_its_workflow(scope, other_org, 
     # then it read that key's pages, not the workflow's 20,000 rows through an index that leads
     # with the organization or the workflow alone (346 and 361 pages before migration 0022)
     assert touched < most
-    assert state_get(scope=scope, key="key-777").value == (2 if extra else 1)
+    assert state_get(scope=scope, key="key-777").value == (2 if extra else 1)  # each write makes it 2

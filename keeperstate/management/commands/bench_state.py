@@ -70,29 +70,17 @@ INSERT INTO workflow_state (organization_id, workflow_id, key, value, version, e
 VALUES (%(org)s, %(wf)s, %(key)s, %(value)s::jsonb, 1, now() + %(ttl)s * interval '1 second', %(execution)s)
 RETURNING version, expires_at
 """
-# The UPDATE keeperstate_set_key runs for an overwrite, without and with an expected version,
-# sent as a statement of its own.
-_OVERWRITE = f"""
-UPDATE workflow_state
-   SET value = %(value)s::jsonb, expires_at = now() + %(ttl)s * interval '1 second',
-       updated_by_execution_id = %(execution)s, version = version + 1, updated_at = now()
- WHERE organization_id = %(org)s AND workflow_id = %(wf)s AND key = %(key)s AND {store.LIVE_SQL}
-   AND size_bytes >= octet_length((%(value)s::jsonb)::text) {{cas}}
-RETURNING version, expires_at
-"""
-OVERWRITE_SQL = _OVERWRITE.format(cas="")
-OVERWRITE_CAS_SQL = _OVERWRITE.format(cas="AND version = %(expected)s")
 PLAIN_DELETE_SQL = f"""
 DELETE FROM workflow_state
  WHERE organization_id = %(org)s AND workflow_id = %(wf)s AND key = %(key)s AND {store.LIVE_SQL}
 RETURNING version
 """
-# The statements each floor sends: the store's own single statements (increment, get); for an
-# overwrite, plain and compare-and-set, the UPDATE the store's function runs; for creation and
-# delete the plain INSERT and DELETE (the store's delete also writes its history event).
+# The statements each floor sends: the store's own single statements (overwrite, plain and
+# compare-and-set, increment, get); for creation and delete the plain INSERT and DELETE (the
+# store's delete also writes its history event).
 FLOOR_STATEMENTS = {
-    "overwrite": OVERWRITE_SQL,
-    "cas": OVERWRITE_CAS_SQL,
+    "overwrite": store.OVERWRITE_SQL,
+    "cas": store.OVERWRITE_CAS_SQL,
     "increment": store.INCREMENT_SQL,
     "select": store.GET_SQL,
     "insert": INSERT_SQL,
