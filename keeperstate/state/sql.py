@@ -142,6 +142,8 @@ HISTORY_SQL = f"""
     ELSE
         -- A delete: each guard rides in the statement it guards (one statement each, where a
         -- check and a write were two: PL/pgSQL's cost per statement was most of a delete's).
+        -- A deleter that records its own event writes it under the row's lock just before the
+        -- delete, so it is the key's newest: only that one is read, not the key's whole history.
         INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)
         SELECT OLD.organization_id, {_DECREASE_SHARD}, -1, -OLD.size_bytes
          WHERE EXISTS (SELECT 1 FROM organization o WHERE o.id = OLD.organization_id)
@@ -160,9 +162,11 @@ HISTORY_SQL = f"""
         INSERT INTO workflow_state_event
             (organization_id, workflow_id, key, operation, old_value, old_version, created_at)
         SELECT OLD.organization_id, OLD.workflow_id, OLD.key, 'delete', OLD.value, OLD.version, clock_timestamp()
-         WHERE NOT EXISTS (SELECT 1 FROM workflow_state_event e
-                            WHERE e.organization_id = OLD.organization_id AND e.workflow_id = OLD.workflow_id
-                              AND e.key = OLD.key AND e.operation = 'delete' AND e.old_version = OLD.version);
+         WHERE NOT EXISTS (SELECT 1 FROM (SELECT e.operation, e.old_version FROM workflow_state_event e
+                                           WHERE e.organization_id = OLD.organization_id
+                                             AND e.workflow_id = OLD.workflow_id AND e.key = OLD.key
+                                           ORDER BY e.created_at DESC, e.id DESC LIMIT 1) AS newest
+                            WHERE newest.operation = 'delete' AND newest.old_version = OLD.version);
         RETURN NULL;
     END IF;
     INSERT INTO workflow_state_event

@@ -287,6 +287,35 @@ def test_a_delete_reads_its_keys_history_not_its_organizations(crowded):
     assert touched < 120
 
 
+def event_index_entries_read() -> int:
+    """Entries this transaction has read from the history's one index (its primary key)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_get_xact_tuples_returned('workflow_state_event_pkey'::regclass)")
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.parametrize("deleter", ["store", "sql"])
+def test_a_delete_reads_its_keys_newest_event_not_its_whole_history(scope, deleter):
+    # given a key with 200 events (fewer than the 256 writes after which a write trims them)
+    for n in range(200):
+        state_set(scope=scope, key="long", value=n)
+    before = event_index_entries_read()
+
+    # when it is deleted by the store (which writes its event first) or by raw SQL (which leaves
+    # the event to the trigger)
+    if deleter == "store":
+        state_delete(scope=scope, key="long")
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute("DELETE FROM workflow_state WHERE workflow_id = %s AND key = 'long'", [scope.workflow_id])
+
+    # then the trigger read the key's newest event alone (it read all 200 before migration 0025),
+    # and the delete is in the history once
+    assert event_index_entries_read() - before <= 2
+    assert WorkflowStateEvent.objects.filter(key="long", operation="delete").count() == 1
+    assert events("long")[-1] == ("delete", 199, None, 200, None)
+
+
 def test_trimming_a_key_reads_its_own_history_not_its_organizations(crowded):
     # given a key with more events than the history keeps (50 by default), marked due for a trim
     for n in range(80):
