@@ -23,7 +23,8 @@ def test_every_operation_of_the_store_goes_through_one_cursor(scope):
 
 
 @pytest.mark.django_db
-def test_while_django_logs_queries_the_store_is_seen_statement_by_statement(scope):
+def test_while_django_logs_queries_the_store_is_seen_statement_by_statement(scope, monkeypatch):
+    monkeypatch.setitem(connection.settings_dict["OPTIONS"], "server_side_binding", True)  # as served
     state_set(scope=scope, key="logged", value=1)  # a kept cursor exists before logging starts
     with CaptureQueriesContext(connection) as queries:
         state_get(scope=scope, key="logged")
