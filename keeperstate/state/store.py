@@ -186,13 +186,14 @@ _WORKFLOW_FK = "workflow_state_workflow_org_fk"
 def state_get(*, scope: StateScope, key: Any) -> StateEntry:
     """The live entry for a key, or MISSING (exists false, version 0) when absent or expired."""
     params: dict[str, Any] = {"org": scope.organization_id, "wf": scope.workflow_id, "key": normalize_key(key)}
+    db = _db()
     with storage_errors("read"):
-        cursor = kept_cursor(_db())
+        cursor = kept_cursor(db)
         cursor.execute(GET_SQL, params)
         row = cursor.fetchone()
     if row is None:
         return MISSING
-    _seen(_db()).add((scope.organization_id, scope.workflow_id, params["key"]))
+    _seen(db).add((scope.organization_id, scope.workflow_id, params["key"]))
     value, version, expires_at = row
     return StateEntry(exists=True, value=load_json(value), version=version, expires_at=expires_at)
 
