@@ -56,6 +56,28 @@ def get_workflow_for(user: Any, workflow_id: Any) -> Workflow:
     return _WORKFLOW.instance(row)
 
 
+# Workflow.objects.alive().filter(pk=…, active=True).first() as one statement written once: the
+# webhook's only read before it records a run (tests/api/test_access.py holds the two equal).
+_HOOKED_WORKFLOW_SQL = f"""
+SELECT {_WORKFLOW.sql} FROM {_WORKFLOW.table}
+ WHERE w."id" = %s AND w."active" AND {WorkflowQuerySet.alive_sql("w")}
+"""
+
+
+def hooked_workflow(workflow_id: Any) -> Workflow | None:
+    """The workflow a webhook at ``workflow_id`` runs: alive and active, whichever organization
+    it is in (the caller checks the webhook's secret); None for anything else, a malformed id
+    included."""
+    try:
+        pk = uuid.UUID(str(workflow_id))
+    except ValueError:
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute(_HOOKED_WORKFLOW_SQL, [pk])
+        row = cursor.fetchone()
+    return None if row is None else _WORKFLOW.instance(row)
+
+
 def get_execution_for(user: Any, execution_id: Any) -> WorkflowExecution:
     try:
         return WorkflowExecution.objects.select_related("workflow").get(

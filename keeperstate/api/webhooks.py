@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hmac
 import time
-import uuid
 from typing import Any
 
 from django.conf import settings
@@ -24,6 +23,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from keeperstate.accounts.access import hooked_workflow
 from keeperstate.api import serializers as s
 from keeperstate.api.parsers import JSONParser
 from keeperstate.api.schema import IDEMPOTENCY_KEY_HEADER, errors
@@ -99,10 +99,7 @@ class WebhookView(APIView):
 
 
 def _hooked_workflow(workflow_id: str, secret: str | None) -> Workflow:
-    try:
-        workflow = Workflow.objects.alive().filter(pk=uuid.UUID(workflow_id), active=True).first()
-    except ValueError:  # not an id at all: the same answer as any unknown workflow
-        workflow = None
+    workflow = hooked_workflow(workflow_id)  # None for a malformed id too: the same answer as any unknown
     expected = workflow.webhook_secret if workflow is not None else "-" * 43
     # Compared in constant time, and compared even for an unknown workflow.
     matches = hmac.compare_digest(expected.encode(), (secret or "").encode())

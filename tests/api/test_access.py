@@ -1,6 +1,7 @@
 """The reads on every request's path that are written once as SQL (keeperstate.core.rows) find what
 their querysets find: the workflow a user may see (WorkflowQuerySet.visible_to and its SQL form,
-visible_to_sql), and the tokens of a key with their users (knox's own queryset)."""
+visible_to_sql), the workflow a webhook runs, and the tokens of a key with their users (knox's own
+queryset)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from django.db import connection
 from django.http import Http404
 from django.utils import timezone
 
-from keeperstate.accounts.access import get_workflow_for, workflows_visible_to
+from keeperstate.accounts.access import get_workflow_for, hooked_workflow, workflows_visible_to
 from keeperstate.accounts.models import ApiToken, Membership
 from keeperstate.accounts.tokens import create_token
 from keeperstate.api.authentication import tokens_with_key
@@ -77,6 +78,26 @@ def test_get_workflow_for_finds_exactly_what_workflows_visible_to_finds(world):
     for bad_id in ("not-a-uuid", uuid.uuid4()):
         with pytest.raises(Http404):
             get_workflow_for(users[0], bad_id)
+
+
+def test_hooked_workflow_finds_exactly_the_alive_active_workflow_the_orm_finds(world):
+    _, workflows = world
+    inactive = make_workflow(workflows[0].organization, name="Off")
+    Workflow.objects.filter(pk=inactive.pk).update(active=False)
+    Workflow.objects.filter(pk__in=[w.pk for w in workflows]).update(active=True)
+    found_any = 0
+    for workflow in [*workflows, inactive]:
+        expected = Workflow.objects.alive().filter(pk=workflow.pk, active=True).first()
+        found = hooked_workflow(str(workflow.pk))
+        assert (found is None) == (expected is None), workflow.name
+        if found is not None:
+            found_any += 1
+            assert fields(found) == fields(expected)
+            assert not found._state.adding
+    assert found_any == 3  # alive and active, in any organization: the secret decides, not a membership
+    assert hooked_workflow(workflows[0].pk).nodes == workflows[0].nodes  # JSON decoded, not text
+    for bad_id in ("not-a-uuid", "", uuid.uuid4()):
+        assert hooked_workflow(bad_id) is None
 
 
 def test_tokens_with_key_reads_a_token_and_its_user_as_the_orm_does(user):
