@@ -78,6 +78,73 @@ def test_admin_sweeper_and_raw_sql_keep_the_counters_exact(scope, workflow):
     assert_exact()
 
 
+def rows_written(*tables: str) -> int:
+    """Rows this transaction has inserted or updated in ``tables``, so far."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT sum(pg_stat_get_xact_tuples_inserted(t::regclass) + pg_stat_get_xact_tuples_updated(t::regclass))"
+            " FROM unnest(%s::text[]) t", [list(tables)],
+        )
+        return cursor.fetchone()[0]
+
+
+BOOKKEEPING = ("organization_state_usage", "workflow_state_usage", "workflow_state_tombstone", "workflow_state_event")
+
+
+def test_the_stores_delete_does_its_bookkeeping_once_and_the_trigger_adds_none(scope):
+    # given a live key at version 3
+    for n in range(3):
+        state_set(scope=scope, key="k", value=n)
+    before = rows_written(*BOOKKEEPING)
+
+    # when the store deletes it (which writes event, tombstone and counters before the delete)
+    assert state_delete(scope=scope, key="k").previous_version == 3
+
+    # then each of the four was written once: the trigger found the tombstone at version 3 and
+    # returned (had it counted again, the counters would be off by one and six rows written)
+    assert rows_written(*BOOKKEEPING) - before == 4
+    assert_exact()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT last_version FROM workflow_state_tombstone WHERE workflow_id = %s AND key = 'k'",
+                       [scope.workflow_id])
+        assert cursor.fetchall() == [(3,)]
+    assert WorkflowStateEvent.objects.filter(key="k", operation="delete").count() == 1
+
+
+@pytest.mark.parametrize("deleter", ["sql", "admin", "sweeper"])
+def test_a_key_the_store_deleted_before_gets_the_triggers_bookkeeping_from_any_other_deleter(scope, deleter):
+    # given a key the store deleted at version 2 (its tombstone says 2), written again (version 3)
+    state_set(scope=scope, key="k", value=1)
+    state_set(scope=scope, key="k", value=2)
+    state_delete(scope=scope, key="k")
+    state_set(scope=scope, key="k", value=3, ttl=60)
+
+    # when another deleter deletes its second life (the sweeper's after it expired: a version more)
+    if deleter == "sweeper":
+        expire(scope, "k")
+    last = WorkflowState.objects.get(key="k").version
+    if deleter == "sql":
+        with connection.cursor() as cursor:
+            cursor.execute("DELETE FROM workflow_state WHERE workflow_id = %s AND key = 'k'", [scope.workflow_id])
+    elif deleter == "admin":
+        admin_delete(state_ids=[WorkflowState.objects.get(key="k").pk], actor="admin:root")
+    else:
+        list(sweep_expired())
+
+    # then the trigger did the bookkeeping: the tombstone at its last version (a tombstone at an older
+    # version is not the store's mark), the counters exact, the delete in the history once
+    assert not WorkflowState.objects.filter(key="k").exists()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT last_version FROM workflow_state_tombstone WHERE workflow_id = %s AND key = 'k'",
+                       [scope.workflow_id])
+        assert cursor.fetchall() == [(last,)]
+    assert_exact()
+    assert list(WorkflowStateEvent.objects.filter(key="k", operation="delete").order_by("old_version")
+                .values_list("old_version", flat=True)) == [2, last]
+    state_set(scope=scope, key="k", value=4)
+    assert state_get(scope=scope, key="k").version == last + 1
+
+
 def test_save_never_moves_a_workflow_to_another_organization_so_its_usage_stays(scope, workflow, org, other_org):
     # Rows never change organization (the tables shard by it, docs/scaling.md): save() refuses. The
     # move is a copy then a delete (keeperstate/workflows/move.py, tests/workflows/test_move.py).
