@@ -445,9 +445,9 @@ DROP_SET_KEY_FUNCTION_SQL = (
 # is four statements: about 38 µs of a 160 µs delete in the database, where the contract's bound
 # writes the same rows in one (ADR 0069). Everything is written by a statement before the
 # delete, so a trigger on a sharded database sees it too (where the parts of one statement reach
-# a shard one by one, docs/scaling.md). The usage rows are locked in the order every writer locks them: the
-# organization's shard, then the workflow's row (``wf`` reads ``org``). Returns the deleted
-# version, NULL when nothing was deleted. A function for the same reason as
+# a shard one by one, docs/scaling.md). The usage rows are locked in the order every writer
+# locks them: the organization's shard, then the workflow's row (``wf`` reads ``org``). Returns
+# the deleted version, NULL when nothing was deleted. A function for the same reason as
 # keeperstate_set_key: its plans are kept, where the same statements sent by the client are
 # planned on every delete.
 DELETE_KEY_FUNCTION_SQL = f"""
