@@ -123,6 +123,14 @@ HISTORY_TRIM_INLINE_EVERY = 256
 USAGE_SHARDS = 32
 _SHARD = f"(pg_backend_pid() % {USAGE_SHARDS})"
 _DECREASE_SHARD = f"({USAGE_SHARDS} + pg_backend_pid() % {USAGE_SHARDS})"
+# What a deleted row does to its key's tombstone and its organization's decrease shard, said once
+# for both deleters that write them: the history trigger (any deleter) and keeperstate_delete_key
+# (the store's). A tombstone keeps the highest version a key reached; a decrease adds up.
+_TOMBSTONE_MERGE = """ON CONFLICT (organization_id, workflow_id, key) DO UPDATE
+           SET last_version = GREATEST(t.last_version, EXCLUDED.last_version)"""
+_DECREASE_MERGE = (
+    "ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys - 1, bytes = u.bytes + EXCLUDED.bytes"
+)
 # The key's rows by its whole key, the primary key's prefix (migration 0020); the ids past the
 # newest ``history_per_key`` are gathered once (ARRAY(), not IN, which the planner ran again for
 # every row of the key).
@@ -162,13 +170,12 @@ HISTORY_SQL = f"""
         INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)
         SELECT OLD.organization_id, {_DECREASE_SHARD}, -1, -OLD.size_bytes
          WHERE EXISTS (SELECT 1 FROM organization o WHERE o.id = OLD.organization_id)
-        ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys - 1, bytes = u.bytes + EXCLUDED.bytes;
+        {_DECREASE_MERGE};
         INSERT INTO workflow_state_tombstone AS t (organization_id, workflow_id, key, last_version)
         SELECT OLD.organization_id, OLD.workflow_id, OLD.key, OLD.version
          WHERE EXISTS (SELECT 1 FROM workflow w
                         WHERE w.organization_id = OLD.organization_id AND w.id = OLD.workflow_id)
-        ON CONFLICT (organization_id, workflow_id, key) DO UPDATE
-           SET last_version = GREATEST(t.last_version, EXCLUDED.last_version);
+        {_TOMBSTONE_MERGE};
         IF NOT FOUND THEN
             RETURN NULL;  -- its workflow is being deleted
         END IF;
@@ -470,12 +477,11 @@ BEGIN
     ), tombstone AS (
         INSERT INTO workflow_state_tombstone AS t (organization_id, workflow_id, key, last_version)
         SELECT p_org, p_wf, p_key, s.version FROM s
-        ON CONFLICT (organization_id, workflow_id, key) DO UPDATE
-           SET last_version = GREATEST(t.last_version, EXCLUDED.last_version)
+        {_TOMBSTONE_MERGE}
     ), org AS (
         INSERT INTO organization_state_usage AS u (organization_id, shard, keys, bytes)
         SELECT p_org, {_DECREASE_SHARD}, -1, -s.size_bytes FROM s
-        ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys - 1, bytes = u.bytes + EXCLUDED.bytes
+        {_DECREASE_MERGE}
         RETURNING 1
     ), wf AS (
         UPDATE workflow_state_usage SET keys = keys - 1
