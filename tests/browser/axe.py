@@ -1,8 +1,8 @@
-"""axe-core in the page under test, from the vendored file (no download at test time).
+"""axe-core in the page under test, from the npm registry (no download at test time).
 
-tests/browser/vendor/axe-4.10.3.min.js is axe.min.js of the npm package axe-core 4.10.3
-(MPL-2.0, license header kept; LICENSE beside it). Pages run under a strict CSP, so the
-contexts that inject it bypass the CSP for the test only.
+axe-core is a devDependency of frontend/ (pinned in its package.json and lock file), so the
+README's test command installs it with ``npm ci --prefix frontend``, as it does elkjs. Pages run
+under a strict CSP, so the contexts that inject it bypass the CSP for the test only.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-AXE_SOURCE = Path(__file__).resolve().parent / "vendor" / "axe-4.10.3.min.js"
+AXE_SOURCE = Path(__file__).resolve().parents[2] / "frontend" / "node_modules" / "axe-core" / "axe.min.js"
 BLOCKING = {"serious", "critical"}
 
 

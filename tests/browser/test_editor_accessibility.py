@@ -1,4 +1,4 @@
-"""axe-core (vendored for the tests, tests/browser/axe.py) finds no serious or critical violation
+"""axe-core (from frontend/'s devDependencies, tests/browser/axe.py) finds no serious or critical violation
 on the pages issue 23 added or changed: the list, the editor with a node selected and with a run
 open (its input and output, Retry, Test step), the secrets, tokens and versions pages, and the
 shortcuts dialog."""
