@@ -24,6 +24,7 @@ from keeperstate.core.errors import CodedError, form_error
 from keeperstate.engine.graph import Graph, GraphInvalid
 from keeperstate.workflows.selectors import workflows_for_list
 from keeperstate.workflows.services import workflow_create
+from keeperstate.workflows.shapes import workflow_json
 
 # How often the open editor reads its runs and next run again (the Runs list is live).
 EDITOR_POLL_MS = 2000
@@ -81,11 +82,10 @@ def editor(request: HttpRequest, workflow_id: Any) -> HttpResponse:
     graph = {"id": str(workflow.id), "name": workflow.name, "nodes": workflow.nodes, "edges": workflow.edges}
     # What the switches beside the graph start with; the page reads the workflow from the API
     # (GET /api/workflows/<id>/) again after each change.
+    shape = workflow_json(workflow)
     settings = {
-        "active": workflow.active,
-        "nextRunAt": workflow.next_run_at.isoformat() if workflow.next_run_at else None,
-        "webhookUrl": request.build_absolute_uri(workflow.webhook_path),
-        "webhookSecret": workflow.webhook_secret,
+        **{name: shape[name] for name in ("active", "nextRunAt", "webhookSecret")},
+        "webhookUrl": request.build_absolute_uri(shape["webhookUrl"]),
     }
     return render(
         request,

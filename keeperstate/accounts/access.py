@@ -13,6 +13,8 @@ from django.db import connection
 from django.http import Http404
 
 from keeperstate.accounts.models import Membership, Organization
+from keeperstate.core.errors import Code, CodedError
+from keeperstate.core.numbers import whole_number
 from keeperstate.core.rows import Columns
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.workflows.models import Workflow, WorkflowQuerySet
@@ -99,6 +101,35 @@ def can_hard_delete(user: Any, workflow: Workflow) -> bool:
 def default_organization(user: Any) -> Organization | None:
     """The organization a new workflow goes to when the user does not name one."""
     return organizations_of(user).order_by("memberships__created_at", "pk").first()
+
+
+MAX_ORGANIZATION_ID = 2**63 - 1  # a larger number cannot be a bigint id; its text can still be a slug
+
+
+def organization_id(reference: str | int) -> int | None:
+    """The organization id a reference names, when it is one (digits only)."""
+    number = whole_number(str(reference))
+    return number if number is not None and 0 < number <= MAX_ORGANIZATION_ID else None
+
+
+def organization_for(user: Any, reference: str | int | None) -> Organization:
+    """Among the user's organizations, the one named by slug or id; the first one (default_organization)
+    when none is named. Anything else is BAD_REQUEST on ``organization``, the same whether the
+    organization exists or not, so ids cannot be probed."""
+    if reference is None:
+        found = default_organization(user)
+        if found is None:
+            raise CodedError.of(Code.BAD_REQUEST, "You belong to no organization; ask an administrator to add you "
+                                "to one.", field="organization")
+        return found
+    mine = organizations_of(user)
+    found = mine.filter(slug=str(reference)).first()
+    if found is None and (pk := organization_id(reference)) is not None:
+        found = mine.filter(pk=pk).first()
+    if found is None:
+        raise CodedError.of(Code.BAD_REQUEST, f"You are not a member of an organization '{reference}'.",
+                            field="organization")
+    return found
 
 
 ADMIN_ROLES = (Membership.Role.OWNER, Membership.Role.ADMIN)

@@ -2,7 +2,9 @@
 
 Input serializers check the request's shape and resolve references to the user's own rows;
 the services in keeperstate.workflows and the engine judge the rest. Output serializers
-describe exactly what a response holds, for clients and for the OpenAPI schema.
+describe what a response holds for the OpenAPI schema; a resource's JSON itself is its domain's
+(keeperstate.workflows.shapes, keeperstate.executions.shapes, keeperstate.state.shapes), and
+tests/api/test_shapes.py holds each serializer equal to its shape.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from typing import Any, cast, get_args
 from django.db.models import Q
 from rest_framework import serializers
 
-from keeperstate.accounts.access import default_organization, organizations_of
+from keeperstate.accounts.access import organization_for, organization_id
 from keeperstate.accounts.models import Organization
+from keeperstate.api.exceptions import field_checked
 from keeperstate.api.fields import (
     JSONObjectField,
     NameField,
@@ -24,20 +27,11 @@ from keeperstate.api.fields import (
     edges_field,
     nodes_field,
 )
-from keeperstate.core.errors import Code
-from keeperstate.core.numbers import whole_number
+from keeperstate.core.errors import Code, CodedError
 from keeperstate.engine.fields import FieldKind
 from keeperstate.engine.registry import all_actions
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.workflows.models import Workflow
-
-MAX_ID = 2**63 - 1  # a larger number cannot be a bigint id; its text can still be a slug
-
-
-def organization_id(text: str) -> int | None:
-    """The organization id an organization reference names, when it is one (digits only)."""
-    number = whole_number(text)
-    return number if number is not None and 0 < number <= MAX_ID else None
 
 # SHADOWING: some output keys (data, errors, label, required) are also attribute names of
 # Serializer or Field. DRF's metaclass takes declared fields off the class, so at run time they
@@ -48,6 +42,8 @@ def organization_id(text: str) -> int | None:
 
 
 class WorkflowSummaryOutput(serializers.ModelSerializer):
+    """The schema of keeperstate.workflows.shapes.workflow_summary_json, which the views answer."""
+
     organization: serializers.SlugRelatedField[Organization] = serializers.SlugRelatedField(
         slug_field="slug", read_only=True, help_text="The slug of the workflow's organization."
     )
@@ -69,6 +65,8 @@ class WorkflowSummaryOutput(serializers.ModelSerializer):
 
 
 class WorkflowOutput(WorkflowSummaryOutput):
+    """The schema of keeperstate.workflows.shapes.workflow_json, which the views answer."""
+
     nodes = nodes_field(read_only=True)
     edges = edges_field(read_only=True)
     webhookUrl = serializers.CharField(
@@ -101,22 +99,14 @@ class _OrganizationInput(serializers.Serializer):
     organization = OrganizationRefField(required=False, max_length=100)
 
     def validate_organization(self, value: str) -> Organization:
-        mine = organizations_of(self.context["request"].user)
-        match = mine.filter(slug=value).first()
-        if match is None and (pk := organization_id(value)) is not None:
-            match = mine.filter(pk=pk).first()
-        if match is None:
-            # The same answer whether the organization exists or not: ids cannot be probed.
-            raise serializers.ValidationError(f"You are not a member of an organization '{value}'.")
-        return match
+        return field_checked(lambda reference: organization_for(self.context["request"].user, reference), value)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if "organization" not in attrs:
-            attrs["organization"] = default_organization(self.context["request"].user)
-            if attrs["organization"] is None:
-                raise serializers.ValidationError(
-                    {"organization": ["You belong to no organization; ask an administrator to add you to one."]}
-                )
+            try:
+                attrs["organization"] = organization_for(self.context["request"].user, None)
+            except CodedError as exc:
+                raise serializers.ValidationError({"organization": [exc.message]}) from exc
         return attrs
 
 
@@ -270,7 +260,8 @@ class ExecutionListQuery(serializers.Serializer):
 
 
 class ExecutionOutput(serializers.ModelSerializer):
-    """The one shape of an execution, for the API, the editor and the webhook."""
+    """The schema of an execution's one shape (keeperstate.executions.shapes.execution_json), which
+    the views answer."""
 
     workflow = serializers.UUIDField(source="workflow_id", read_only=True)
     trigger = serializers.ChoiceField(choices=WorkflowExecution.Trigger.choices, read_only=True)
@@ -300,17 +291,6 @@ class ExecutionOutput(serializers.ModelSerializer):
         fields = ["id", "workflow", "status", "trigger", "triggeredBy", "input", "nodeResults", "error", "errorCode",
                   "queuedAt", "startedAt", "finishedAt", "scheduledFor", "retryOf"]
         read_only_fields = fields
-
-
-# DRF builds a serializer's fields anew for every instance: for ExecutionOutput that is ~1 ms,
-# more than a whole run's statements. Its fields hold no per-call state, so one instance,
-# built once, represents every execution.
-_EXECUTION_OUTPUT = ExecutionOutput()
-
-
-def execution_as_dict(execution: WorkflowExecution) -> dict[str, Any]:
-    """An execution in its one shape, ExecutionOutput: what the API, the webhook and the editor answer."""
-    return dict(_EXECUTION_OUTPUT.to_representation(execution))
 
 
 class TestStepInput(serializers.Serializer):

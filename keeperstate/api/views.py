@@ -7,6 +7,7 @@ through its actions, people and programs through keeperstate.api.state (DESIGN.m
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.db.models import QuerySet
@@ -36,13 +37,14 @@ from keeperstate.api.throttles import AuthenticatedOrCounted
 from keeperstate.core.errors import Code, CodedError, error_body
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.fields import parse_config
-from keeperstate.engine.registry import TRIGGERS, all_actions, get_action
+from keeperstate.engine.registry import catalogue, get_action
 from keeperstate.engine.results import Succeeded
 from keeperstate.engine.runner import run_action
 from keeperstate.engine.validation import validate_graph
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.executions.selectors import executions_of
 from keeperstate.executions.service import Started, check_idempotency_key, retry_run, run_step, start_run
+from keeperstate.executions.shapes import execution_json
 from keeperstate.workflows.models import Workflow, WorkflowVersion
 from keeperstate.workflows.services import (
     rotate_webhook_secret,
@@ -55,6 +57,7 @@ from keeperstate.workflows.services import (
     workflow_soft_delete,
     workflow_update,
 )
+from keeperstate.workflows.shapes import workflow_json, workflow_summary_json
 from keeperstate.workflows.versions import versions_of
 
 # Direct node execution plays its input as the output of a trigger with this id and label.
@@ -98,6 +101,12 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
         self.check_object_permissions(self.request, workflow)
         return workflow
 
+    def page_of(self, rows: QuerySet[Any], shape: Callable[[Any], dict[str, Any]]) -> Response:
+        """One page of ``rows``, each in its domain's shape."""
+        page = self.paginate_queryset(rows)
+        assert page is not None  # pagination_class is set
+        return self.get_paginated_response([shape(row) for row in page])
+
     def hard_delete_requested(self) -> bool:
         query = s.DeleteQuery(data=self.request.query_params)
         query.is_valid(raise_exception=True)
@@ -111,8 +120,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
     def list(self, request: Request) -> Response:
         query = s.WorkflowListQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
-        page = self.paginate_queryset(self.get_queryset().filter(query.organization_filter()))
-        return self.get_paginated_response(s.WorkflowSummaryOutput(page, many=True).data)
+        return self.page_of(self.get_queryset().filter(query.organization_filter()), workflow_summary_json)
 
     @extend_schema(
         summary="Create a workflow (validated like every save)",
@@ -121,11 +129,11 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
     )
     def create(self, request: Request) -> Response:
         workflow = workflow_create(user=request.user, **validated(s.WorkflowCreateInput, request))
-        return Response(s.WorkflowOutput(workflow).data, status=status.HTTP_201_CREATED)
+        return Response(workflow_json(workflow), status=status.HTTP_201_CREATED)
 
     @extend_schema(summary="Read a workflow", responses={200: s.WorkflowOutput, **errors(401, 404)})
     def retrieve(self, request: Request, pk: str) -> Response:
-        return Response(s.WorkflowOutput(self.get_object()).data)
+        return Response(workflow_json(self.get_object()))
 
     @extend_schema(
         summary="Replace a workflow's name, description and graph",
@@ -134,7 +142,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
     )
     def update(self, request: Request, pk: str) -> Response:
         workflow = workflow_update(self.get_object(), user=request.user, **validated(s.WorkflowUpdateInput, request))
-        return Response(s.WorkflowOutput(workflow).data)
+        return Response(workflow_json(workflow))
 
     @extend_schema(
         summary="Change some of a workflow's name, description and graph",
@@ -145,7 +153,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
         workflow = workflow_update(
             self.get_object(), user=request.user, **validated(s.WorkflowUpdateInput, request, partial=True)
         )
-        return Response(s.WorkflowOutput(workflow).data)
+        return Response(workflow_json(workflow))
 
     @extend_schema(
         summary="Delete a workflow: soft (hidden, state kept) or ?hard=true (with its state)",
@@ -169,7 +177,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
     def duplicate(self, request: Request, pk: str) -> Response:
         workflow = self.get_object()
         copy = workflow_duplicate(workflow, user=request.user, **validated(s.WorkflowDuplicateInput, request))
-        return Response(s.WorkflowOutput(copy).data, status=status.HTTP_201_CREATED)
+        return Response(workflow_json(copy), status=status.HTTP_201_CREATED)
 
     @extend_schema(
         summary="Export a workflow's graph (never its state)",
@@ -189,7 +197,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
         data = validated(s.WorkflowImportInput, request)
         organization = data.pop("organization")
         workflow = workflow_import(organization=organization, user=request.user, document=data)
-        return Response(s.WorkflowOutput(workflow).data, status=status.HTTP_201_CREATED)
+        return Response(workflow_json(workflow), status=status.HTTP_201_CREATED)
 
     @extend_schema(
         summary="Validate a graph without saving it",
@@ -259,8 +267,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
         # A plain dict: from a QueryDict DRF reads an empty optional value as absent, and `?until=` must be refused.
         query = s.ExecutionListQuery(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
-        page = self.paginate_queryset(executions_of(workflow, **query.validated_data))
-        return self.get_paginated_response(s.ExecutionOutput(page, many=True).data)
+        return self.page_of(executions_of(workflow, **query.validated_data), execution_json)
 
     @extend_schema(
         summary="Run one node of the saved graph with the upstream outputs of an earlier run",
@@ -308,7 +315,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
             restored = workflow_restore_version(workflow, int(number), user=request.user)
         except WorkflowVersion.DoesNotExist as exc:
             raise NotFound(f"This workflow has no version {number}.") from exc
-        return Response(s.WorkflowOutput(restored).data)
+        return Response(workflow_json(restored))
 
 
 def trigger_of(request: Request) -> str:
@@ -319,7 +326,7 @@ def trigger_of(request: Request) -> str:
 
 def execution_response(started: Started, created_status: int) -> Response:
     """A run's answer: the execution, or the first one again for a repeated Idempotency-Key."""
-    body = s.execution_as_dict(started.execution)
+    body = execution_json(started.execution)
     if started.replayed:
         return Response(body, status=status.HTTP_200_OK, headers={"Idempotent-Replayed": "true"})
     return Response(body, status=created_status)
@@ -333,7 +340,7 @@ class ExecutionViewSet(JSONOnly, viewsets.GenericViewSet):
 
     @extend_schema(summary="Read an execution", responses={200: s.ExecutionOutput, **errors(401, 404)})
     def retrieve(self, request: Request, pk: str) -> Response:
-        return Response(s.execution_as_dict(get_execution_for(request.user, pk)))
+        return Response(execution_json(get_execution_for(request.user, pk)))
 
     @extend_schema(
         summary="Retry a failed or interrupted execution: its input again, as a new execution",
@@ -392,11 +399,7 @@ class ActionCatalogueView(JSONOnly):
         responses={200: s.CatalogueOutput, **errors(401)},
     )
     def get(self, request: Request) -> Response:
-        catalogue = {
-            "actions": [definition.as_dict() for definition in all_actions()],
-            "triggers": [definition.as_dict() for definition in TRIGGERS.values()],
-        }
-        return Response(s.CatalogueOutput(catalogue).data)
+        return Response(catalogue())
 
 
 @csrf_exempt

@@ -31,6 +31,7 @@ from keeperstate.api.throttles import WebhookThrottle
 from keeperstate.engine.runner import RunInputInvalid
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.executions.service import check_idempotency_key, start_run
+from keeperstate.executions.shapes import execution_json
 from keeperstate.workflows.models import Workflow
 
 SECRET_HEADER = "X-KeeperState-Secret"
@@ -94,7 +95,7 @@ class WebhookView(APIView):
             # A worker has it (this process's pool was busy, or a repeated key found it queued).
             execution = _wait_for(execution, wait - (time.monotonic() - began))
         if wait and execution.finished:
-            return Response(s.execution_as_dict(execution), status=status.HTTP_200_OK)
+            return Response(execution_json(execution), status=status.HTTP_200_OK)
         return Response({"executionId": str(execution.id), "status": execution.status}, status=202)
 
 

@@ -241,6 +241,15 @@ def all_actions() -> list[ActionDefinition]:
     return list(_ACTIONS.values())
 
 
+def catalogue() -> dict[str, Any]:
+    """The action catalogue (GET /api/actions/, the MCP's list_actions): every action and trigger kind
+    with its config fields, output fields, handles, egress and group."""
+    return {
+        "actions": [definition.as_dict() for definition in all_actions()],
+        "triggers": [definition.as_dict() for definition in TRIGGERS.values()],
+    }
+
+
 def _load_actions() -> None:
     # Importing the package registers every action module exactly once.
     import keeperstate.engine.actions  # noqa: F401

@@ -20,24 +20,18 @@ from typing import Annotated, Any
 
 from pydantic import Field, StrictBool
 
-from keeperstate.accounts.access import (
-    default_organization,
-    get_execution_for,
-    get_workflow_for,
-    organizations_of,
-    workflows_visible_to,
-)
+from keeperstate.accounts.access import get_execution_for, get_workflow_for, organization_for, workflows_visible_to
 from keeperstate.core.errors import Code, CodedError
-from keeperstate.core.numbers import whole_number
-from keeperstate.engine.registry import TRIGGERS, all_actions
+from keeperstate.engine.registry import catalogue
 from keeperstate.engine.validation import validate_graph
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.executions.service import check_idempotency_key, start_run
-from keeperstate.mcp.shapes import execution_json, workflow_json, workflow_summary
+from keeperstate.executions.shapes import execution_json
 from keeperstate.state.clients import Client, client_set, key_entry, key_page
 from keeperstate.state.store import StateScope
 from keeperstate.workflows.models import Workflow
 from keeperstate.workflows.services import workflow_create, workflow_update
+from keeperstate.workflows.shapes import workflow_brief_json, workflow_json
 
 MAX_EXECUTIONS = 200
 DEFAULT_EXECUTIONS = 20
@@ -70,23 +64,7 @@ def _workflow(workflow_id: str) -> Workflow:
 
 
 def _organization(reference: str | int | None) -> Any:
-    """Among the caller's organizations, by slug or id; the first one when none is named."""
-    mine = organizations_of(_caller().user)
-    if reference is None:
-        found = default_organization(_caller().user)
-        if found is None:
-            raise CodedError.of(Code.BAD_REQUEST, "You belong to no organization; ask an administrator to add you "
-                                "to one.", field="organization")
-        return found
-    text = str(reference)
-    found = mine.filter(slug=text).first()
-    if found is None and (pk := whole_number(text)) is not None and 0 < pk < 2**63:
-        found = mine.filter(pk=pk).first()
-    if found is None:
-        # The same answer whether the organization exists or not: ids cannot be probed.
-        raise CodedError.of(Code.BAD_REQUEST, f"You are not a member of an organization '{text}'.",
-                            field="organization")
-    return found
+    return organization_for(_caller().user, reference)
 
 
 # --- argument types (the tools' input schema) ---------------------------------------------------
@@ -106,10 +84,7 @@ Organization = Annotated[str | None, Field(description="An organization's slug o
 def list_actions() -> dict[str, Any]:
     """The action catalogue and the trigger kinds (GET /api/actions/): each action's config fields,
     output fields, handles, egress and group. Read it before building a graph."""
-    return {
-        "actions": [definition.as_dict() for definition in all_actions()],
-        "triggers": [definition.as_dict() for definition in TRIGGERS.values()],
-    }
+    return catalogue()
 
 
 def list_workflows(organization: Organization = None) -> dict[str, Any]:
@@ -117,7 +92,7 @@ def list_workflows(organization: Organization = None) -> dict[str, Any]:
     workflows = workflows_visible_to(_caller().user).order_by("-updated_at", "id")
     if organization is not None:
         workflows = workflows.filter(organization=_organization(organization))
-    return {"workflows": [workflow_summary(w) for w in workflows[:MAX_EXECUTIONS]]}
+    return {"workflows": [workflow_brief_json(w) for w in workflows[:MAX_EXECUTIONS]]}
 
 
 def get_workflow(workflowId: WorkflowId) -> dict[str, Any]:

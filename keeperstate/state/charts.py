@@ -4,8 +4,9 @@
 KEEPERSTATE_HISTORY_PER_KEY events per key) in one statement along the history's primary key
 (organization, workflow, key, created_at, id), in time order as the State panel lists it. A key
 whose every written value is a number (a cursor, a counter) is a series of values by time, each
-point with its version and the run that wrote it; any other key is its writes per bucket of the
-runs chart's ranges, counted by a second, aggregate statement.
+point with its version, its run and its ``actor`` (as keeperstate.state.shapes names them); any
+other key is its writes per bucket of the runs chart's ranges, counted by a second, aggregate
+statement.
 
 ``workflow_usage`` is a workflow's live keys against its ceiling; the organization's budget is
 ``selectors.org_usage``.
@@ -21,7 +22,7 @@ from django.db import connection
 
 from keeperstate.core.buckets import EPOCH, Range, window
 from keeperstate.state.db import iso, load_json, storage_errors
-from keeperstate.state.models import WorkflowState
+from keeperstate.state.models import WorkflowState, actor_of
 from keeperstate.state.store import StateScope
 
 EVENTS_SQL = """
@@ -40,10 +41,6 @@ SELECT date_bin(%(step)s, e.created_at, %(origin)s), count(*) FILTER (WHERE e.op
    AND e.created_at >= %(start)s AND e.created_at < %(end)s
  GROUP BY 1
 """
-
-
-def _made_by(execution_id: Any, actor: str | None) -> str:
-    return f"run {execution_id}" if execution_id else actor or "database (raw SQL)"
 
 
 def key_series(*, scope: StateScope, key: str, span: Range) -> dict[str, Any]:
@@ -69,7 +66,7 @@ def key_series(*, scope: StateScope, key: str, span: Range) -> dict[str, Any]:
                 "version": version,
                 "operation": operation,
                 "execution": str(execution) if execution else None,
-                "madeBy": _made_by(execution, actor),
+                "actor": actor_of(execution, actor),
             }
             for at, operation, value, version, execution, actor, _type in events
         ]

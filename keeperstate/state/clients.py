@@ -18,9 +18,10 @@ from typing import Any
 from django.db import connection
 
 from keeperstate.audit.log import audit
-from keeperstate.state.db import iso, storage_errors
+from keeperstate.state.db import storage_errors
 from keeperstate.state.models import WorkflowState
-from keeperstate.state.selectors import state_history
+from keeperstate.state.selectors import state_events
+from keeperstate.state.shapes import ENTRY_COLUMNS, entry_json, event_json
 from keeperstate.state.store import (
     StateDelete,
     StateScope,
@@ -46,7 +47,6 @@ UPDATE workflow_state_event SET actor = %(actor)s
  WHERE organization_id = %(org)s AND workflow_id = %(wf)s AND key = %(key)s AND operation = 'delete'
    AND old_version = %(version)s AND execution_id IS NULL
 """
-_COLUMNS = ("key", "value", "version", "expires_at", "updated_at", "updated_by_execution_id")
 
 
 @dataclass(frozen=True)
@@ -63,18 +63,6 @@ class Client:
         return f"{name} (token {self.token_name})" if self.token_name else name
 
 
-def entry_as_dict(row: dict[str, Any]) -> dict[str, Any]:
-    execution = row["updated_by_execution_id"]
-    return {
-        "key": row["key"],
-        "value": row["value"],
-        "version": row["version"],
-        "expiresAt": iso(row["expires_at"]),
-        "updatedAt": iso(row["updated_at"]),
-        "updatedByExecution": str(execution) if execution else None,
-    }
-
-
 def _live(scope: StateScope) -> Any:
     return WorkflowState.objects.filter(organization_id=scope.organization_id, workflow_id=scope.workflow_id).live()
 
@@ -82,8 +70,8 @@ def _live(scope: StateScope) -> Any:
 def key_entry(*, scope: StateScope, key: Any) -> dict[str, Any] | None:
     """One live key with its metadata, or None when it is absent or expired."""
     with storage_errors("read"):
-        row = _live(scope).filter(key=normalize_key(key)).values(*_COLUMNS).first()
-    return entry_as_dict(row) if row else None
+        row = _live(scope).filter(key=normalize_key(key)).values(*ENTRY_COLUMNS).first()
+    return entry_json(row) if row else None
 
 
 def key_page(*, scope: StateScope, prefix: str = "", after: str | None = None, size: int = 50) -> tuple[
@@ -97,28 +85,16 @@ def key_page(*, scope: StateScope, prefix: str = "", after: str | None = None, s
     if after is not None:
         rows = rows.filter(key__gt=after)
     with storage_errors("read"):
-        found = list(rows.values(*_COLUMNS)[: size + 1])
+        found = list(rows.values(*ENTRY_COLUMNS)[: size + 1])
     more = len(found) > size
-    page = [entry_as_dict(row) for row in found[:size]]
+    page = [entry_json(row) for row in found[:size]]
     return page, (page[-1]["key"] if more else None)
 
 
 def key_history(*, scope: StateScope, key: Any, limit: int = 50) -> list[dict[str, Any]]:
-    """The key's changes, newest first; ``actor`` is who wrote outside a run (null for a run)."""
-    events = state_history(scope=scope, key=normalize_key(key), limit=min(limit, MAX_PAGE))
-    return [
-        {
-            "operation": e["operation"],
-            "oldValue": e["oldValue"],
-            "newValue": e["newValue"],
-            "oldVersion": e["oldVersion"],
-            "newVersion": e["newVersion"],
-            "execution": e["execution"],
-            "actor": None if e["execution"] else e["madeBy"],
-            "at": e["at"],
-        }
-        for e in events
-    ]
+    """The key's changes, newest first."""
+    events = state_events(scope=scope, key=normalize_key(key), limit=min(limit, MAX_PAGE))
+    return [event_json(event) for event in events]
 
 
 def client_set(

@@ -31,6 +31,8 @@ Whether a row is live is said once for the ORM (WorkflowStateQuerySet) and once 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pgtrigger
 from django.db import models
 from django.db.models import BooleanField, DateTimeField, ExpressionWrapper, Func, Q
@@ -227,9 +229,15 @@ class WorkflowStateEvent(models.Model):
 
     @property
     def made_by(self) -> str:
-        if self.execution_id:
-            return f"run {self.execution_id}"
-        return self.actor or "database (raw SQL)"
+        """Who made the change, for people: the run, else the actor."""
+        return f"run {self.execution_id}" if self.execution_id else str(actor_of(None, self.actor))
+
+
+def actor_of(execution_id: Any, actor: str | None) -> str | None:
+    """The history's ``actor`` in JSON: null for a run's change (its ``execution`` names it), else
+    who wrote outside a run (``api:alice (token ci)``, ``admin:ada``, ``sweeper``), and a write by
+    SQL that named nobody as such."""
+    return None if execution_id else actor or "database (raw SQL)"
 
 
 class WorkflowStateUsage(models.Model):

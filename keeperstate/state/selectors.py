@@ -11,8 +11,9 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
-from keeperstate.state.db import iso, storage_errors
+from keeperstate.state.db import storage_errors
 from keeperstate.state.models import WorkflowState, WorkflowStateEvent
+from keeperstate.state.shapes import ENTRY_COLUMNS, entry_json, event_json
 from keeperstate.state.sql import EXPIRED_SQL, expired
 from keeperstate.state.store import StateScope
 from keeperstate.workflows.models import Workflow
@@ -59,29 +60,19 @@ def org_usage(organization_id: int) -> OrgUsage:
 
 
 def state_entries(*, scope: StateScope) -> list[dict[str, Any]]:
-    """The workflow's live keys, for people inspecting state (the editor's State panel)."""
+    """The workflow's live keys in key order, each as the API's entry plus its stored size
+    (``sizeBytes``, what it costs of the organization's budget)."""
     rows = (
         WorkflowState.objects.filter(organization_id=scope.organization_id, workflow_id=scope.workflow_id)
         .live()
         .order_by("key")
-        .values("key", "value", "version", "expires_at", "updated_at", "updated_by_execution_id", "size_bytes")
+        .values(*ENTRY_COLUMNS, "size_bytes")
     )
     with storage_errors("read"):
-        return [
-            {
-                "key": r["key"],
-                "value": r["value"],
-                "version": r["version"],
-                "expiresAt": iso(r["expires_at"]),
-                "updatedAt": iso(r["updated_at"]),
-                "updatedByExecution": str(r["updated_by_execution_id"]) if r["updated_by_execution_id"] else None,
-                "sizeBytes": r["size_bytes"],
-            }
-            for r in rows
-        ]
+        return [{**entry_json(row), "sizeBytes": row["size_bytes"]} for row in rows]
 
 
-def state_history(*, scope: StateScope, key: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+def state_events(*, scope: StateScope, key: str | None = None, limit: int = 50) -> list[WorkflowStateEvent]:
     """The newest changes of the workflow's keys (or of one key), newest first."""
     if not Workflow.objects.filter(pk=scope.workflow_id, organization_id=scope.organization_id).exists():
         return []
@@ -89,18 +80,11 @@ def state_history(*, scope: StateScope, key: str | None = None, limit: int = 50)
     if key is not None:
         events = events.filter(key=key)
     with storage_errors("read"):
-        return [
-            {
-                "key": e.key,
-                "operation": e.operation,
-                "oldValue": e.old_value,
-                "newValue": e.new_value,
-                "oldVersion": e.old_version,
-                "newVersion": e.new_version,
-                "execution": str(e.execution_id) if e.execution_id else None,
-                "madeBy": e.made_by,
-                "at": iso(e.created_at),
-            }
-            # (created_at, id): ids made on different nodes do not follow time (docs/scaling.md)
-            for e in events.order_by("-created_at", "-id")[:limit]
-        ]
+        # (created_at, id): ids made on different nodes do not follow time (docs/scaling.md)
+        return list(events.order_by("-created_at", "-id")[:limit])
+
+
+def state_history(*, scope: StateScope, key: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    """The newest changes of the workflow's keys (or of one key), newest first, each as the API's
+    history event with the key it changed."""
+    return [{"key": event.key, **event_json(event)} for event in state_events(scope=scope, key=key, limit=limit)]

@@ -48,7 +48,7 @@ def test_a_deletion_is_a_gap_and_an_admin_repair_names_its_admin(client_as_alice
     assert [(p["operation"], p["value"]) for p in points] == [
         ("insert", 2), ("update", 7), ("delete", None), ("insert", 1),
     ]
-    assert points[1]["madeBy"] == "admin:ada"
+    assert points[1]["actor"] == "admin:ada"
     assert points[1]["execution"] is None
 
 

@@ -47,7 +47,7 @@ def test_two_runs_show_the_cursor_its_history_and_the_usage(client_as_alice, mon
     assert {k: update[k] for k in ("key", "operation", "oldValue", "newValue", "oldVersion", "newVersion")} == {
         "key": "cursor", "operation": "update", "oldValue": 100, "newValue": 101, "oldVersion": 1, "newVersion": 2,
     }
-    assert (update["execution"], update["madeBy"]) == (str(second.id), f"run {second.id}")
+    assert (update["execution"], update["actor"]) == (str(second.id), None)  # a run's change names its run
     assert (insert["operation"], insert["newValue"], insert["newVersion"], insert["execution"]) == (
         "insert", 100, 1, str(first.id),
     )
@@ -107,7 +107,7 @@ def test_deletes_and_admin_repairs_are_in_the_history(client_as_alice, monitor):
     body = client_as_alice.get(state_url(monitor)).json()
 
     assert [e["key"] for e in body["entries"]] == ["cursor"]
-    fields = ("key", "operation", "oldValue", "newValue", "madeBy")
+    fields = ("key", "operation", "oldValue", "newValue", "actor")
     repair, delete = ([event[f] for f in fields] for event in body["history"][:2])
     assert repair == ["cursor", "update", 1, 5, "admin:root"]
     assert delete == ["lock", "delete", True, None, "database (raw SQL)"]
@@ -229,4 +229,4 @@ def test_a_delete_made_by_a_run_names_that_run(client_as_alice, monitor):
 
     [delete] = client_as_alice.get(state_url(monitor, key="lock")).json()["history"][:1]
 
-    assert (delete["operation"], delete["madeBy"]) == ("delete", f"run {execution.id}")
+    assert (delete["operation"], delete["execution"], delete["actor"]) == ("delete", str(execution.id), None)

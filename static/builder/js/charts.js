@@ -355,7 +355,7 @@ export function renderKeyChart(host, series) {
           title: (items) => shortTime(points[items[0].dataIndex].at),
           label: (item) => {
             const p = points[item.dataIndex];
-            return `${p.value} (v${p.version}) by ${p.execution ? `run ${p.execution.slice(0, 8)}` : p.madeBy}`;
+            return `${p.value} (v${p.version}) by ${p.execution ? `run ${p.execution.slice(0, 8)}` : p.actor}`;
           },
         } },
         ksDirectValues: points.length <= 20 ? { values: points.map((p) => p.value), dataset: 0, minWidth: 0 } : {},
@@ -365,7 +365,7 @@ export function renderKeyChart(host, series) {
   root.dataset.drawn = JSON.stringify({ key: series.key, values: points.map((p) => p.value), at: points.map((p) => p.at), executions: points.map((p) => p.execution) });
   tableBox.append(table(`${series.key}: each change the history keeps, oldest first`, ["When", "Value", "Version", "Change", "Written by"],
     points.map((p) => [timeCell(p.at, shortTime(p.at)), p.value === null ? "deleted" : p.value, p.version ? `v${p.version}` : "—",
-      p.operation, p.execution ? `run ${p.execution.slice(0, 8)}` : p.madeBy])));
+      p.operation, p.execution ? `run ${p.execution.slice(0, 8)}` : p.actor])));
   return { root, chart };
 }
 

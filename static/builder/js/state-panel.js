@@ -57,9 +57,9 @@ function formatExpiry(iso) {
 }
 
 // "run 3f2a9c1e" (the full id on hover), or who else made the change: admin:…, sweeper, database.
-function writer(execution, madeBy, className = "state-writer") {
-  const span = el("span", className, execution ? `run ${execution.slice(0, 8)}` : madeBy || "—");
-  span.title = execution ? `Execution ${execution}` : madeBy ? `Changed by ${madeBy}, not by a run` : "";
+function writer(execution, actor, className = "state-writer") {
+  const span = el("span", className, execution ? `run ${execution.slice(0, 8)}` : actor || "—");
+  span.title = execution ? `Execution ${execution}` : actor ? `Changed by ${actor}, not by a run` : "";
   return span;
 }
 
@@ -80,7 +80,7 @@ function historyItem(event, withKey) {
     change.append(valueCode(event.oldValue, HISTORY_VALUE_CHARS, "old"));
     versions.textContent = `v${event.oldVersion}`;
   }
-  const by = writer(event.execution, event.madeBy, "history-by");
+  const by = writer(event.execution, event.actor, "history-by");
   by.prepend("by ");
   item.append(change, versions, by);
   return item;
@@ -157,7 +157,7 @@ export class StatePanel {
     const summary = el("summary", "state-row");
     // An admin's repair keeps the last run's id on the row; the key's newest change says who wrote it.
     const last = events.find((e) => e.newVersion === entry.version);
-    const by = last ? writer(last.execution, last.madeBy) : writer(entry.updatedByExecution, null);
+    const by = last ? writer(last.execution, last.actor) : writer(entry.updatedByExecution, null);
     const version = el("span", "state-version", `v${entry.version}`);
     summary.append(el("code", "state-key", entry.key), valueCode(entry.value, VALUE_CHARS, "state-value"), version, formatExpiry(entry.expiresAt), by);
     details.append(summary);

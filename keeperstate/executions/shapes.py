@@ -1,0 +1,30 @@
+"""The one JSON shape of an execution, for every adapter: the API's answers, the webhook's, the
+MCP's tools and the editor (which reads them from the API). keeperstate.api.serializers'
+ExecutionOutput describes it for the OpenAPI schema; tests/api/test_shapes.py holds the two equal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from keeperstate.core.times import json_time
+from keeperstate.executions.models import WorkflowExecution
+
+
+def execution_json(execution: WorkflowExecution) -> dict[str, Any]:
+    """An execution with each node's result (DESIGN.md §4, §11)."""
+    return {
+        "id": str(execution.id),
+        "workflow": str(execution.workflow_id),
+        "status": execution.status,
+        "trigger": execution.trigger,
+        "triggeredBy": execution.triggered_by.username if execution.triggered_by else None,
+        "input": execution.input,
+        "nodeResults": execution.node_results,
+        "error": execution.error,
+        "errorCode": execution.error_code,
+        "queuedAt": json_time(execution.queued_at),
+        "startedAt": json_time(execution.started_at),
+        "finishedAt": json_time(execution.finished_at),
+        "scheduledFor": json_time(execution.scheduled_for),
+        "retryOf": str(execution.retry_of_id) if execution.retry_of_id else None,
+    }
