@@ -9,9 +9,10 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from keeperstate.core.errors import Code, CodedError, error_body
+from keeperstate.core.errors import Code, CodedError
+from keeperstate.core.failures import failure_of
 from keeperstate.core.inputs import BodyInvalid, read_json_request
 
 
@@ -19,12 +20,12 @@ def wants_json(request: HttpRequest) -> bool:
     return "application/json" in request.headers.get("Accept", "")
 
 
-def json_error(error: Code | CodedError, detail: str | None = None, **extra: Any) -> JsonResponse:
-    """The JSON answer of a coded error or a catalogue entry, with the entry's status."""
-    status = error.status_code if isinstance(error, CodedError) else error.status
-    response = JsonResponse({**error_body(error, detail), **extra}, status=status)
-    if retry_after := getattr(error, "retry_after", None):  # THROTTLED
-        response["Retry-After"] = str(retry_after)
+def json_error(error: Code | BaseException, **extra: Any) -> JsonResponse:
+    """The JSON answer of a catalogue entry or an exception (keeperstate.core.failures, as the API)."""
+    failure = failure_of(CodedError.of(error) if isinstance(error, Code) else error, where="the builder")
+    response = JsonResponse({**failure.body, **extra}, status=failure.status)
+    for name, value in failure.headers.items():
+        response[name] = value
     return response
 
 
@@ -39,7 +40,7 @@ def read_json(request: HttpRequest) -> dict[str, Any]:
 
 
 def not_authenticated() -> JsonResponse:
-    return json_error(Code.NOT_AUTHENTICATED, "Your session has ended. Log in again and retry.")
+    return json_error(CodedError.of(Code.NOT_AUTHENTICATED, "Your session has ended. Log in again and retry."))
 
 
 def json_endpoint(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -59,14 +60,12 @@ def _json_view(view: Callable[..., HttpResponse], method: str) -> Callable[..., 
         if not request.user.is_authenticated:
             return not_authenticated()
         if request.method != method:
-            response = json_error(Code.METHOD_NOT_ALLOWED, f"Use {method}.")
+            response = json_error(CodedError.of(Code.METHOD_NOT_ALLOWED, f"Use {method}."))
             response["Allow"] = method
             return response
         try:
             return view(request, *args, **kwargs)
-        except CodedError as exc:
+        except Exception as exc:  # noqa: BLE001 - every failure answers as keeperstate.core.failures says
             return json_error(exc)
-        except Http404:
-            return json_error(Code.NOT_FOUND, "No such workflow.")
 
     return wrapper

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils.safestring import SafeString
 
 from builder.icons import icon_svg
-from keeperstate.engine.registry import TRIGGERS, all_actions
+from keeperstate.engine.registry import TRIGGERS, all_actions, catalogue
 
 TRIGGERS_GROUP = "Triggers"
 
@@ -59,44 +59,26 @@ def form_url(kind: str, entry_id: str) -> str:
 
 
 def editor_catalogue() -> dict[str, Any]:
-    """What the editor's JavaScript needs to draw and configure nodes of every kind."""
-
-    def fields(config_fields: Any) -> list[dict[str, Any]]:
-        return [
-            {"name": f.name, "label": f.label, "kind": f.kind, "acceptsReferences": f.accepts_references}
-            for f in config_fields
-        ]
-
+    """What the editor's JavaScript needs to draw and configure nodes of every kind: the API's
+    catalogue (the registry's ``catalogue()``) by id, with each entry's icon and form address, and
+    whether an action writes (Test step asks first) or loops."""
+    listed = catalogue()
+    actions = {a.id: a for a in all_actions()}
     return {
         "actions": {
-            a.id: {
-                "id": a.id,
-                "label": a.label,
-                "group": a.group,
-                "description": a.description,
-                "icon": a.icon,
-                "iconSvg": str(icon_svg(a.icon) or ""),
-                "sourceHandles": list(a.source_handles),
-                # the handle an edge without sourceHandle leaves from (None: every edge names one)
-                "defaultHandle": getattr(a, "default_handle", None),
-                "configFields": fields(a.config_fields),
-                "formUrl": form_url("action", a.id),
-                # Test step asks before running a node that may write the workflow's state
-                "sideEffects": a.side_effects,
-                "loop": a.loop,
+            entry["id"]: {
+                **entry,
+                "iconSvg": str(icon_svg(entry["icon"]) or ""),
+                "formUrl": form_url("action", entry["id"]),
+                "sideEffects": actions[entry["id"]].side_effects,
+                "loop": actions[entry["id"]].loop,
             }
-            for a in all_actions()
+            for entry in listed["actions"]
         },
         "triggers": {
-            t.id: {
-                "id": t.id,
-                "label": t.label,
-                "description": t.description,
-                "icon": t.icon,
-                "iconSvg": str(icon_svg(t.icon) or ""),
-                "configFields": fields(t.config_fields),
-                "formUrl": form_url("trigger", t.id),
+            entry["id"]: {
+                **entry, "iconSvg": str(icon_svg(entry["icon"]) or ""), "formUrl": form_url("trigger", entry["id"]),
             }
-            for t in TRIGGERS.values()
+            for entry in listed["triggers"]
         },
     }

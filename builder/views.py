@@ -79,10 +79,10 @@ def workflow_list(request: HttpRequest) -> HttpResponse:
 @require_GET
 def editor(request: HttpRequest, workflow_id: Any) -> HttpResponse:
     workflow = get_workflow_for(request.user, workflow_id)
-    graph = {"id": str(workflow.id), "name": workflow.name, "nodes": workflow.nodes, "edges": workflow.edges}
-    # What the switches beside the graph start with; the page reads the workflow from the API
-    # (GET /api/workflows/<id>/) again after each change.
+    # The graph the editor edits, and what the switches beside it start with: the workflow's JSON,
+    # which the page reads from the API (GET /api/workflows/<id>/) again after each change.
     shape = workflow_json(workflow)
+    graph = {name: shape[name] for name in ("id", "name", "nodes", "edges")}
     settings = {
         **{name: shape[name] for name in ("active", "nextRunAt", "webhookSecret")},
         "webhookUrl": request.build_absolute_uri(shape["webhookUrl"]),

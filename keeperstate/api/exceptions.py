@@ -5,60 +5,38 @@
   plus ``field`` and ``details`` when they help, e.g. STATE_VERSION_CONFLICT (409) with
   ``details: {"expected", "current"}`` and WORKFLOW_INVALID (400) with the validation report.
 
-DRF's own exceptions answer under the catalogue entry of their code (NOT_AUTHENTICATED, THROTTLED…).
-Database driver text never reaches a client: a database error is logged and answered as 503.
+DRF's own exceptions answer under the catalogue entry of their code (NOT_AUTHENTICATED, THROTTLED…);
+every other exception is answered as keeperstate.core.failures says, as the MCP and the builder
+answer it: driver text never reaches a client, a database error is logged and answered as 503.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
-from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
-from django.db import DatabaseError
-from django.http import Http404
 from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
 from keeperstate.core.errors import Code, CodedError, error_body
-from keeperstate.core.inputs import BodyTooLarge
-
-logger = logging.getLogger(__name__)
+from keeperstate.core.failures import failure_of
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
-    if isinstance(exc, RequestDataTooBig):
-        exc = BodyTooLarge()
-    if isinstance(exc, CodedError):
-        response = error_response(exc)
-        if retry_after := getattr(exc, "retry_after", None):  # THROTTLED
-            response["Retry-After"] = str(retry_after)
-        return response
-    if isinstance(exc, Http404):
-        exc = exceptions.NotFound(*exc.args)
-    elif isinstance(exc, DjangoPermissionDenied):
-        exc = exceptions.PermissionDenied(*exc.args)
-    elif isinstance(exc, SuspiciousOperation):
-        exc = exceptions.ParseError("The request was malformed.")
-
     if isinstance(exc, exceptions.ValidationError):
         data = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
         set_rollback()
         return Response(data, status=exc.status_code)
-    if isinstance(exc, exceptions.APIException):
+    if isinstance(exc, exceptions.APIException):  # DRF's own: under the catalogue entry of its code
         response = error_response(_code_of(exc), str(exc.detail), status=exc.status_code)
         if auth_header := getattr(exc, "auth_header", None):
             response["WWW-Authenticate"] = auth_header
         if wait := getattr(exc, "wait", None):
             response["Retry-After"] = str(int(wait))
         return response
-    if isinstance(exc, DatabaseError):
-        logger.error("database error in %s", _view_name(context), exc_info=exc)
-        return error_response(Code.DATABASE_ERROR)
-    logger.error("unexpected error in %s", _view_name(context), exc_info=exc)
-    return error_response(Code.INTERNAL_ERROR)
+    failure = failure_of(exc, where=_view_name(context))
+    set_rollback()
+    return Response(failure.body, status=failure.status, headers=failure.headers)
 
 
 def error_response(error: Code | CodedError, detail: str | None = None, *, status: int | None = None) -> Response:

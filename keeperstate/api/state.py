@@ -43,6 +43,7 @@ from keeperstate.state.clients import (
     key_page,
 )
 from keeperstate.state.errors import StateKeyLimit, StateOrgBudget, StateVersionConflict
+from keeperstate.state.shapes import increment_json
 from keeperstate.state.store import StateScope, StateWrite
 
 DEFAULT_PAGE = 50
@@ -370,8 +371,7 @@ class StateIncrementView(_StateView):
         body.is_valid(raise_exception=True)
         write = client_increment(scope=scope, client=self.client(request), key=key, by=body.validated_data.get("by", 1),
                                  ttl=body.validated_data.get("ttl"))
-        return _write_response(write, {"key": write.key, "value": write.value, "version": write.version,
-                                       "created": write.created})
+        return _write_response(write, increment_json(write))
 
 
 class StateHistoryView(_StateView):

@@ -44,7 +44,7 @@ from keeperstate.engine.validation import validate_graph
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.executions.selectors import executions_of
 from keeperstate.executions.service import Started, check_idempotency_key, retry_run, run_step, start_run
-from keeperstate.executions.shapes import execution_json
+from keeperstate.executions.shapes import execution_json, step_json
 from keeperstate.workflows.models import Workflow, WorkflowVersion
 from keeperstate.workflows.services import (
     rotate_webhook_secret,
@@ -289,10 +289,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
             if source is None:
                 raise NotFound("No such execution of this workflow.")
         step = run_step(workflow, data["node"], source=source, allow_writes=data["allowWrites"])
-        return Response(s.TestStepOutput({
-            "node": step.node_id, "result": step.result, "handle": step.handle, "wroteState": step.wrote,
-            "sourceExecution": step.source.id if step.source else None,
-        }).data)
+        return Response(step_json(step))
 
     @extend_schema(
         summary="The workflow's versions, newest first: each save of a new name or graph keeps one",

@@ -1,13 +1,17 @@
-"""The one JSON shape of an execution, for every adapter: the API's answers, the webhook's, the
-MCP's tools and the editor (which reads them from the API). keeperstate.api.serializers'
-ExecutionOutput describes it for the OpenAPI schema; tests/api/test_shapes.py holds the two equal."""
+"""The one JSON shape of an execution, and of a node run on its own (Test step), for every adapter:
+the API's answers, the webhook's, the MCP's tools and the editor (which reads them from the API).
+keeperstate.api.serializers' ExecutionOutput and TestStepOutput describe them for the OpenAPI
+schema; tests/api/test_shapes.py holds them equal."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from keeperstate.core.times import json_time
 from keeperstate.executions.models import WorkflowExecution
+
+if TYPE_CHECKING:
+    from keeperstate.executions.service import StepResult
 
 
 def execution_json(execution: WorkflowExecution) -> dict[str, Any]:
@@ -27,4 +31,15 @@ def execution_json(execution: WorkflowExecution) -> dict[str, Any]:
         "finishedAt": json_time(execution.finished_at),
         "scheduledFor": json_time(execution.scheduled_for),
         "retryOf": str(execution.retry_of_id) if execution.retry_of_id else None,
+    }
+
+
+def step_json(step: StepResult) -> dict[str, Any]:
+    """One node run on its own (POST /api/workflows/<id>/test-step/)."""
+    return {
+        "node": step.node_id,
+        "result": step.result,
+        "handle": step.handle,
+        "wroteState": step.wrote,
+        "sourceExecution": str(step.source.id) if step.source else None,
     }

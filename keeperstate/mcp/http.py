@@ -93,14 +93,14 @@ class McpView(APIView):
 
 
 def asgi_scope(request: Request) -> dict[str, Any]:
-    django = request._request
+    http_request = request._request
     headers = [(name.lower().encode("latin-1"), value.encode("latin-1", "replace"))
-               for name, value in django.headers.items()]
+               for name, value in http_request.headers.items()]
     return {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": django.method,
-        "scheme": django.scheme, "path": django.path, "raw_path": django.path.encode(),
-        "query_string": django.META.get("QUERY_STRING", "").encode("latin-1"), "root_path": "",
-        "headers": headers, "server": (django.get_host(), int(django.get_port() or 80)), "client": None,
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": http_request.method,
+        "scheme": http_request.scheme, "path": http_request.path, "raw_path": http_request.path.encode(),
+        "query_string": http_request.META.get("QUERY_STRING", "").encode("latin-1"), "root_path": "",
+        "headers": headers, "server": (http_request.get_host(), int(http_request.get_port() or 80)), "client": None,
     }
 
 

@@ -14,23 +14,18 @@ from __future__ import annotations
 
 import functools
 import json
-import logging
 from collections.abc import Callable
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.core.exceptions import PermissionDenied
-from django.db import DatabaseError
-from django.http import Http404
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ValidationError
 
 from keeperstate.audit.log import audit
-from keeperstate.core.errors import Code, CodedError, error_body
+from keeperstate.core.errors import Code, error_body
+from keeperstate.core.failures import failure_of
 from keeperstate.mcp.tools import TOOLS, current_caller
-
-logger = logging.getLogger(__name__)
 
 INSTRUCTIONS = (
     "KeeperState runs workflows with workflow-scoped key-value state. Read list_actions first; build a graph "
@@ -41,18 +36,8 @@ INSTRUCTIONS = (
 
 
 def refusal(exc: BaseException) -> dict[str, Any]:
-    """The API's error body for what a tool raised (keeperstate.api.exceptions answers the same)."""
-    if isinstance(exc, CodedError):
-        return error_body(exc)
-    if isinstance(exc, Http404):
-        return error_body(Code.NOT_FOUND, str(exc) or None)
-    if isinstance(exc, PermissionDenied):
-        return error_body(Code.PERMISSION_DENIED, str(exc) or None)
-    if isinstance(exc, DatabaseError):
-        logger.error("database error in an MCP tool", exc_info=exc)
-        return error_body(Code.DATABASE_ERROR)
-    logger.error("unexpected error in an MCP tool", exc_info=exc)
-    return error_body(Code.INTERNAL_ERROR)
+    """The API's error body for what a tool raised (keeperstate.core.failures, as the API answers)."""
+    return failure_of(exc, where="an MCP tool").body
 
 
 def bad_arguments(exc: ValidationError) -> dict[str, Any]:

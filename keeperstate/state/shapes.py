@@ -12,6 +12,7 @@ from typing import Any
 
 from keeperstate.state.db import iso
 from keeperstate.state.models import WorkflowStateEvent, actor_of
+from keeperstate.state.store import StateWrite
 
 # The columns entry_json reads, for ``.values(*ENTRY_COLUMNS)``.
 ENTRY_COLUMNS = ("key", "value", "version", "expires_at", "updated_at", "updated_by_execution_id")
@@ -43,3 +44,8 @@ def event_json(event: WorkflowStateEvent) -> dict[str, Any]:
         "actor": actor_of(event.execution_id, event.actor),
         "at": iso(event.created_at),
     }
+
+
+def increment_json(write: StateWrite) -> dict[str, Any]:
+    """An increment's answer: ``{"key", "value", "version", "created"}`` (the value after it)."""
+    return {"key": write.key, "value": write.value, "version": write.version, "created": write.created}

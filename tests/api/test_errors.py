@@ -45,7 +45,7 @@ def test_a_coded_error_keeps_its_code_message_and_status():
 
 
 def test_a_database_error_is_503_without_driver_text(caplog):
-    with caplog.at_level(logging.ERROR, logger="keeperstate.api.exceptions"):
+    with caplog.at_level(logging.ERROR, logger="keeperstate.failures"):
         response = handle(DataError('unsupported Unicode escape sequence DETAIL: \\u0000 in "workflow"'))
 
     assert response.status_code == 503
@@ -56,7 +56,7 @@ def test_a_database_error_is_503_without_driver_text(caplog):
 
 
 def test_an_unexpected_error_is_a_coded_500_without_its_text(caplog):
-    with caplog.at_level(logging.ERROR, logger="keeperstate.api.exceptions"):
+    with caplog.at_level(logging.ERROR, logger="keeperstate.failures"):
         response = handle(KeyError("secret internals"))
 
     assert response.status_code == 500

@@ -11,11 +11,12 @@ import pytest
 from rest_framework.fields import DateTimeField
 
 from keeperstate.api import serializers as s
-from keeperstate.api.state import StateEntryOutput, StateEventOutput
+from keeperstate.api.state import StateEntryOutput, StateEventOutput, StateIncrementOutput
 from keeperstate.core.times import json_time
 from keeperstate.executions.service import run_workflow
 from keeperstate.state.clients import key_entry, key_history
-from keeperstate.state.store import StateScope, state_delete, state_set
+from keeperstate.state.shapes import increment_json
+from keeperstate.state.store import StateScope, state_delete, state_increment, state_set
 from keeperstate.workflows.shapes import workflow_brief_json, workflow_json, workflow_summary_json
 
 pytestmark = pytest.mark.django_db
@@ -57,8 +58,18 @@ def test_state_entry_and_event_are_what_their_schemas_say(monitor):
     entry = key_entry(scope=scope, key="cursor")
     events = key_history(scope=scope, key="cursor")
 
-    assert entry is not None and set(entry) == set(StateEntryOutput().fields)
+    assert entry is not None
+    assert set(entry) == set(StateEntryOutput().fields)
     assert {tuple(event) for event in events} == {tuple(StateEventOutput().fields)}
+
+
+def test_an_increments_answer_is_what_its_schema_says(monitor):
+    scope = StateScope(organization_id=monitor.organization_id, workflow_id=monitor.id)
+
+    answer = increment_json(state_increment(scope=scope, key="hits", by=2))
+
+    assert answer == dict(StateIncrementOutput(answer).data)
+    assert set(answer) == set(StateIncrementOutput().fields)
 
 
 @pytest.mark.parametrize("moment", [
