@@ -82,6 +82,7 @@ class Code(Enum):
     RUN_INTERNAL_ERROR = (500, "The run stopped on an internal error, which was logged for the administrators.")
     RUN_TOO_LONG = (409, "The run reached 10,000 node runs, the most one run may make; loop over fewer items.")
     LOOP_ITEM_FAILED = (400, "A node of the loop's body failed on one item; the loop stopped there.")
+    FAILED_BY_WORKFLOW = (409, "A Fail Run node of the workflow ended the run as failed; its message says why.")
 
     # --- workflow state -----------------------------------------------------------------------
     STATE_INVALID_KEY = (400, "A state key is text of 1 to 256 visible characters, such as 'cursor'.")

@@ -192,6 +192,32 @@ def _coalesce(*values: Any) -> Any:
     return next((value for value in values if value is not None), None)
 
 
+def _list_arg(name: str, value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise _Refused(f"{name}() takes a list, not {kind_of(value)} {_show(value)}")
+    return value
+
+
+def _append(items: Any, item: Any) -> list[Any]:
+    return [*_list_arg("append", items), item]
+
+
+def _reverse(items: Any) -> list[Any]:
+    return _list_arg("reverse", items)[::-1]
+
+
+def _slice(value: Any, start: Any, end: Any = None) -> Any:
+    """Items start to end (end left out) of a list or a text, counted from the end when negative,
+    as JavaScript's slice: slice(x, -3) is the last three, slice(x, 0, -1) all but the last."""
+    if not isinstance(value, list | str):
+        raise _Refused(f"slice() takes a list or text, not {kind_of(value)} {_show(value)}")
+    bounds = [start] if end is None else [start, end]
+    if any(isinstance(b, bool | str) or whole_number(b) is None for b in bounds):
+        raise _Refused(f"slice() takes whole numbers for where to start and end, not {_show(bounds)}")
+    first = whole_number(start)
+    return value[first:] if end is None else value[first:whole_number(end)]
+
+
 FUNCTIONS: dict[str, Function] = {
     "number": Function(to_number, (1, 1), "number"),
     "hex": Function(_hex, (1, 1), "string"),
@@ -213,6 +239,9 @@ FUNCTIONS: dict[str, Function] = {
     _IF: Function(lambda: None, (3, 3), None, lazy=True),  # evaluated in _Evaluator.call
     "json": Function(_json, (1, 1), None),
     "range": Function(_range, (2, 2), "list"),
+    "append": Function(_append, (2, 2), "list"),
+    "reverse": Function(_reverse, (1, 1), "list"),
+    "slice": Function(_slice, (2, 3), None),  # a list or a text, as its first argument (see _infer)
 }
 FUNCTION_NAMES = sorted(name if name != _IF else "if" for name in FUNCTIONS)
 
@@ -605,6 +634,8 @@ def _infer(node: ast.AST, names: dict[str, Known], problems: list[str]) -> Known
         name = node.func.id
         if name == _IF and len(arguments) == 3:
             return Known(arguments[1].type if arguments[1].type == arguments[2].type else None)
+        if name == "slice" and arguments:
+            return Known(arguments[0].type if arguments[0].type in ("list", "string") else None)
         function = FUNCTIONS.get(name)
         return Known(_RETURNS.get(name) or (function.returns if function else None))
     return Known(None)

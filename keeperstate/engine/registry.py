@@ -65,6 +65,8 @@ class ActionDefinition:
     # A loop (For Each): the runner runs the nodes reached from its ``each`` handle once per item
     # of what its handler returns, then follows ``done`` (keeperstate.engine.runner).
     loop: bool = False
+    # Stop Loop: once it runs, the loop whose body holds it ends after the current item.
+    stops_loop: bool = False
     # Output fields that depend on the node's config (Set Fields: one per field it computes);
     # None: ``output_fields`` whatever the config.
     outputs: Callable[[dict[str, Any]], tuple[OutputField, ...]] | None = field(default=None, compare=False,

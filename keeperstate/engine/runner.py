@@ -12,8 +12,10 @@ an iteration the loop's ``item`` and ``index`` and the body's own results of tha
 what references read; after the loop a body node reads as its last iteration, and its result
 records the iterations (keeperstate.engine.results.Iterated). A body node's write and its record
 commit together, like any node's, so a run that dies mid-loop leaves its cursor at the last item
-it finished. A failing body node stops the loop, which fails with LOOP_ITEM_FAILED. Loops nest two
-deep (the validator refuses more), and a run makes at most MAX_NODE_RUNS node runs (RUN_TOO_LONG).
+it finished. A failing body node stops the loop, which fails with LOOP_ITEM_FAILED; a Stop Loop that
+runs in the body ends it after the current item (the rest of that item's nodes still run), and the
+loop goes on to ``done`` with ``stopped``. Loops nest two deep (the validator refuses more), and a
+run makes at most MAX_NODE_RUNS node runs (RUN_TOO_LONG).
 """
 
 from __future__ import annotations
@@ -125,6 +127,7 @@ class _Run:
         # The innermost loop whose body holds each node (an inner body is a part of the outer).
         self.owners = loops_of(graph).owners
         self.node_runs = 0
+        self.stopping: set[str] = set()  # loops a Stop Loop ended: they finish their current item
 
     def scope(self, node_ids: list[str], view: MutableMapping[str, NodeResult], *, final: str | None,
               iteration: dict[str, NodeResult] | None = None) -> Failed | None:
@@ -147,6 +150,8 @@ class _Run:
                 scope = self.node_transaction() if self.node_transaction is not None and writes else nullcontext()
                 with scope:
                     result = self.run_one(node_id, view)
+                    if definition is not None and definition.stops_loop and isinstance(result, Succeeded):
+                        result = self.stop_loop(node_id)
                     self.record(node_id, result, iteration)
                     if self.on_progress is not None and (writes or node_id == final):
                         self.on_progress(self.outcome, node_id == final)
@@ -163,6 +168,15 @@ class _Run:
                 Code.RUN_TOO_LONG, f"The run reached {MAX_NODE_RUNS:,} node runs, the most one run may make; "
                 "loop over fewer items (For Each's maxItems) or split the work over runs."))
         return run_node(self.graph, node_id, view, self.labels, self.ctx)
+
+    def stop_loop(self, node_id: str) -> NodeResult:
+        """A Stop Loop ran: its innermost loop ends after the current item."""
+        owner = self.owners.get(node_id)
+        if owner is None:  # the validator refuses it at save; a graph that skipped it still fails clearly
+            return Failed(Code.LOOP_BODY_INVALID.name, "Stop Loop ends the For Each whose each branch holds it; "
+                          "this one is in no loop's body. Connect it on a For Each's each branch.")
+        self.stopping.add(owner)
+        return Succeeded({})
 
     def record(self, node_id: str, result: NodeResult, iteration: dict[str, NodeResult] | None) -> None:
         """The result where later nodes read it, and in the outcome: a body node's as one more
@@ -186,11 +200,13 @@ class _Run:
             return started
         items, limit = started.data["items"], started.data["maxItems"]
         body = [node_id for node_id in self.order if self.owners.get(node_id) == loop_id]
-        ran = 0
+        ran, stopped = 0, False
         for index, item in enumerate(items[:limit]):
             current: dict[str, NodeResult] = {loop_id: Succeeded({"item": item, "index": index}, "each")}
             failed = self.scope(body, ChainMap(current, view), final=None, iteration=current)
             ran += 1
+            stopped = loop_id in self.stopping
+            self.stopping.discard(loop_id)
             if failed is not None:
                 result: NodeResult = Failed(
                     Code.LOOP_ITEM_FAILED.name,
@@ -199,8 +215,10 @@ class _Run:
                 )
                 self.record(loop_id, result, outer)
                 return result
-        result = Succeeded({"count": ran, "truncated": len(items) > limit, "remaining": max(0, len(items) - ran)},
-                           "done")
+            if stopped:
+                break
+        result = Succeeded({"count": ran, "truncated": len(items) > limit, "remaining": max(0, len(items) - ran),
+                            "stopped": stopped}, "done")
         self.record(loop_id, result, outer)
         return result
 

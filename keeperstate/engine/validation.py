@@ -165,8 +165,14 @@ class _Context:
 
 
 def _check_loops(graph: Graph, loops: Loops, report: ValidationReport) -> None:
-    """Each For Each's body is reached from its each handle only, is not on its done branch, and
-    loops nest two deep at most (LOOP_BODY_INVALID)."""
+    """Each For Each's body is reached from its each handle only, is not on its done branch, loops
+    nest two deep at most, and a Stop Loop stands in a body (LOOP_BODY_INVALID)."""
+    for node_id in graph.nodes:
+        definition = get_action(graph.action_type(node_id) or "")
+        if definition is not None and definition.stops_loop and node_id not in loops.owners:
+            report.error(node_id, None, Code.LOOP_BODY_INVALID,
+                         "Stop Loop ends the For Each whose each branch holds it; this one is in no loop's body. "
+                         "Connect it on a For Each's each branch (after a Condition, to stop on a test).")
     for loop, body in loops.bodies.items():
         label = graph.label(loop)
         after = _reachable_from(graph, [e.target for e in graph.outgoing(loop) if e.source_handle == AFTER_HANDLE])

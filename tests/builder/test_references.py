@@ -107,7 +107,7 @@ def test_a_loop_offers_item_and_index_in_its_body_and_its_count_after_it():
     outside = reference_options(nodes, edges, "after")
 
     assert [f for f, _ in fields_of(inside, "loop")] == ["item", "index"]
-    assert [f for f, _ in fields_of(outside, "loop")] == ["count", "truncated", "remaining"]
+    assert [f for f, _ in fields_of(outside, "loop")] == ["count", "truncated", "remaining", "stopped"]
     assert "body" in sources_by_node(outside)  # a body node, read after the loop as its last iteration
 
 

@@ -21,7 +21,7 @@ def ctx(workflow):
 def test_registry_declares_the_state_actions():
     assert {a.id for a in all_actions()} == {
         "Condition", "State Get", "State Set", "State Delete", "State Increment", "HTTP Request", "Set Fields",
-        "For Each",
+        "For Each", "Stop Loop", "Fail Run",
     }
     assert [f.name for f in get_action("State Get").output_fields] == ["value", "exists", "version", "expiresAt"]
     assert [f.name for f in get_action("State Set").output_fields] == [

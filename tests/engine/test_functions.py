@@ -63,6 +63,18 @@ def run(text, **bindings):
         ("json('{\"a\": [1]}')", {"a": [1]}),
         ("range(3, 6)", [3, 4, 5, 6]),
         ("range(5, 4)", []),
+        ("append([1, 2], 3)", [1, 2, 3]),
+        ("append([], [1])", [[1]]),  # the item as it is, a list too
+        ("reverse([1, 2, 3])", [3, 2, 1]),
+        ("reverse([])", []),
+        ("slice([1, 2, 3, 4], 1)", [2, 3, 4]),
+        ("slice([1, 2, 3, 4], -2)", [3, 4]),  # the last two
+        ("slice([1, 2, 3, 4], 0, -1)", [1, 2, 3]),  # all but the last
+        ("slice([1, 2, 3], 1, 2)", [2]),
+        ("slice([1, 2, 3], -10)", [1, 2, 3]),  # bounds beyond the list are clamped, as JavaScript's
+        ("slice([1, 2, 3], 5)", []),
+        ("slice('0xabcdef', 2, 4)", "ab"),
+        ("slice(append(['a', 'b', 'c'], 'd'), -3)", ["b", "c", "d"]),  # a window of the newest three
         ("[10, 20, 30][1]", 20),
         ("[10, 20, 30][-1]", 30),
         ("x['name']", "cursor"),
@@ -101,6 +113,13 @@ def test_functions_and_values(text, expected):
         ("number()", "takes 1 argument"),
         ("{'a': 1}", "an object literal"),
         ("[1, 2][0:1]", "a slice (x[0:2]; take one item with x[0])"),
+        ("append('ab', 'c')", "append() takes a list, not text"),
+        ("reverse('abc')", "reverse() takes a list"),
+        ("slice(5, 1)", "slice() takes a list or text"),
+        ("slice([1], '1')", "slice() takes whole numbers"),
+        ("slice([1], 0.5)", "slice() takes whole numbers"),
+        ("slice([1], true)", "slice() takes whole numbers"),
+        ("slice([1])", "takes 2 to 3 argument(s)"),
     ],
 )
 def test_refusals_say_what_to_do(text, message):
@@ -142,6 +161,11 @@ def test_types_known_before_a_run():
     assert static_type("number(<<x>>)".replace("<<x>>", "__ref0")) == "number"
     assert static_type("hex(1)") == "string"
     assert static_type("range(1, 3)") == "list"
+    assert static_type("append([], 1)") == "list"
+    assert static_type("reverse([1])") == "list"
+    assert static_type("slice([1, 2], 1)") == "list"
+    assert static_type("slice('abc', 1)") == "string"
+    assert static_type("slice(__ref0, 1)") is None  # a list or a text: known when the run has it
     assert static_type("1 + 2") == "integer"
     assert static_type("if(true, 'a', 'b')") == "string"
     assert static_type("__ref0", {"__ref0": Known("boolean")}) == "boolean"

@@ -83,7 +83,8 @@ def test_the_body_runs_once_per_item_in_order_then_done(looped):
     assert execution.status == "success", execution.error
     assert state(workflow) == {"seen": 4, "last": 8, "summary": 4}
     results = execution.node_results
-    assert results["loop"] == {"success": True, "data": {"count": 4, "truncated": False, "remaining": 0}}
+    assert results["loop"] == {"success": True,
+                               "data": {"count": 4, "truncated": False, "remaining": 0, "stopped": False}}
     assert [r["data"]["version"] for r in results["last"]["iterations"]] == [1, 2, 3, 4]
     assert results["last"]["iterationCount"] == 4
     assert results["last"]["data"]["version"] == 4  # a body node reads as its last iteration after the loop
@@ -104,7 +105,7 @@ def test_max_items_runs_the_first_ones_and_counts_the_rest(looped):
 
     execution = run_workflow(workflow, {"from": 1, "to": 5})
 
-    assert execution.node_results["loop"]["data"] == {"count": 2, "truncated": True, "remaining": 3}
+    assert execution.node_results["loop"]["data"] == {"count": 2, "truncated": True, "remaining": 3, "stopped": False}
     assert state(workflow) == {"seen": 2, "last": 2, "summary": 2}
 
 
@@ -204,6 +205,143 @@ def test_items_that_are_not_a_list_fail_the_loop_clearly(looped):
     result = execution.node_results["loop"]
     assert (result["code"], execution.status) == ("EXPRESSION_INVALID", "error")
     assert "must be a list" in result["error"]
+
+
+# --- Stop Loop: a loop that ends early --------------------------------------------------------------
+
+
+def stop_at(test: str):
+    """Trigger → For Each —each→ Last (State Set last = item) → Enough? (Condition ``test``) —true→
+    Stop (Stop Loop); —done→ Summary (State Set summary = the loop's stopped)."""
+    body = [
+        action("last", "Last", {"actionType": "State Set", "key": "last", "value": LOOP}),
+        action("enough", "Enough?", {"actionType": "Condition", "condition": test}),
+    ]
+    after = [action("summary", "Summary", {"actionType": "State Set", "key": "summary",
+                                           "value": "<<@loop:Each.stopped>>"})]
+    nodes, edges = loop_graph(body=body, after=after)
+    nodes.append(action("stop", "Stop", {"actionType": "Stop Loop"}))
+    edges.append(edge("enough", "stop", "true"))
+    return nodes, edges
+
+
+def test_a_stop_loop_ends_the_loop_after_its_item_and_done_runs(org, user):
+    # given a loop over 1…10 that stops once the item reaches 4
+    nodes, edges = stop_at(f"{LOOP} >= 4")
+    workflow = workflow_create(organization=org, user=user, name="Stops", nodes=nodes, edges=edges)
+
+    execution = run_workflow(workflow, {"from": 1, "to": 10})
+
+    # then items 1–4 ran, no item after, and done ran knowing it stopped
+    assert execution.status == "success", execution.error
+    assert execution.node_results["loop"]["data"] == {"count": 4, "truncated": False, "remaining": 6, "stopped": True}
+    assert state(workflow) == {"last": 4, "summary": True}
+    assert execution.node_results["stop"]["iterationCount"] == 4  # skipped three times, ran once
+    assert [r.get("skipped", False) for r in execution.node_results["stop"]["iterations"]] == [True] * 3 + [False]
+
+
+def test_a_loop_whose_stop_loop_never_runs_goes_through_every_item(org, user):
+    nodes, edges = stop_at(f"{LOOP} > 100")
+    workflow = workflow_create(organization=org, user=user, name="Never stops", nodes=nodes, edges=edges)
+
+    execution = run_workflow(workflow, {"from": 1, "to": 3})
+
+    assert execution.node_results["loop"]["data"] == {"count": 3, "truncated": False, "remaining": 0, "stopped": False}
+    assert state(workflow) == {"last": 3, "summary": False}
+
+
+def test_the_stopping_item_finishes_its_other_nodes(org, user):
+    # given a Stop Loop on one branch of the body and a write on another, after it in the order
+    nodes, edges = stop_at(f"{LOOP} >= 2")
+    nodes.append(action("also", "Also", {"actionType": "State Set", "key": "also", "value": LOOP}))
+    edges.append(edge("enough", "also"))  # both branches of the Condition lead on
+    nodes[-1]["data"]["config"]["value"] = LOOP
+    edges[-1]["sourceHandle"] = "true"
+    workflow = workflow_create(organization=org, user=user, name="Finishes", nodes=nodes, edges=edges)
+
+    execution = run_workflow(workflow, {"from": 1, "to": 5})
+
+    assert execution.status == "success", execution.error
+    assert state(workflow) == {"last": 2, "also": 2, "summary": True}
+
+
+def test_a_stop_loop_in_an_inner_loop_ends_that_loop_only(org, user):
+    # given: for each outer item 1…3, an inner loop over 1…5 that stops at 2
+    inner = action("inner", "Inner", {"actionType": "For Each", "items": "range(1, 5)"})
+    nodes, edges = loop_graph(items="range(1, 3)", body=[inner], after=[])
+    nodes += [action("count", "Count", {"actionType": "State Increment", "key": "pairs"}),
+              action("enough", "Enough?", {"actionType": "Condition", "condition": "<<@inner:Inner.item>> >= 2"}),
+              action("stop", "Stop", {"actionType": "Stop Loop"})]
+    edges += [edge("inner", "count", "each"), edge("count", "enough"), edge("enough", "stop", "true")]
+    workflow = workflow_create(organization=org, user=user, name="Inner stop", nodes=nodes, edges=edges)
+
+    execution = run_workflow(workflow, {})
+
+    # then each outer item ran its inner loop twice: the outer loop went on
+    assert execution.status == "success", execution.error
+    assert state(workflow) == {"pairs": 3 * 2}
+    assert execution.node_results["loop"]["data"]["stopped"] is False
+    assert execution.node_results["inner"]["iterationCount"] == 3
+
+
+def test_a_stop_loop_outside_every_loop_is_refused():
+    nodes, edges = loop_graph()
+    nodes.append(action("stop", "Stop", {"actionType": "Stop Loop"}))
+    edges.append(edge("loop", "stop", "done"))
+
+    assert ("stop", None, "LOOP_BODY_INVALID") in findings(nodes, edges)
+
+
+def test_a_stop_loop_outside_every_loop_fails_the_run_that_reaches_it(org, user):
+    # given such a graph stored without validation (as an old import could be)
+    nodes, edges = loop_graph(after=[action("stop", "Stop", {"actionType": "Stop Loop"})])
+    workflow = workflow_create(organization=org, user=user, name="Outside", nodes=nodes[:-1], edges=edges[:-1])
+    type(workflow).objects.filter(pk=workflow.pk).update(nodes=nodes, edges=edges)
+    workflow.refresh_from_db()
+
+    execution = run_workflow(workflow, {"from": 1, "to": 2})
+
+    assert (execution.status, execution.error_code) == ("error", "LOOP_BODY_INVALID")
+
+
+def test_stopped_is_read_after_the_loop_only():
+    nodes, edges = stop_at(f"{LOOP} >= 4")
+    nodes[2]["data"]["config"]["value"] = "<<@loop:Each.stopped>>"  # Last, in the body
+
+    assert ("last", "value", "LOOP_BODY_INVALID") in findings(nodes, edges)
+    assert findings(*stop_at(f"{LOOP} >= 4")) == []
+
+
+# --- Fail Run ----------------------------------------------------------------------------------------
+
+
+def test_fail_run_fails_the_run_with_its_code_message_and_details(org, user):
+    nodes = [trigger({"block": 7}),
+             action("alert", "Alert", {"actionType": "State Set", "key": "alerted", "value": "yes"}),
+             action("fail", "Too deep", {"actionType": "Fail Run",
+                                         "message": "Reorg below block <<@trigger:Trigger.block>>: reset the cursor.",
+                                         "details": {"block": "<<@trigger:Trigger.block>>"}}),
+             action("after", "After", {"actionType": "State Set", "key": "after", "value": "never"})]
+    edges = [edge("trigger", "alert"), edge("alert", "fail"), edge("fail", "after")]
+    workflow = workflow_create(organization=org, user=user, name="Fails", nodes=nodes, edges=edges)
+
+    execution = run_workflow(workflow, {"block": 7})
+
+    assert (execution.status, execution.error_code) == ("error", "FAILED_BY_WORKFLOW")
+    assert execution.node_results["fail"] == {"success": False, "code": "FAILED_BY_WORKFLOW",
+                                              "error": "Reorg below block 7: reset the cursor.",
+                                              "details": {"block": 7}}
+    assert "Reorg below block 7" in execution.error
+    assert state(workflow) == {"alerted": "yes"}  # what ran before it stays; nothing after it runs
+
+
+def test_fail_run_needs_a_message_and_takes_an_object_as_details():
+    nodes = [trigger(), action("fail", "Fail", {"actionType": "Fail Run", "details": "[1, 2]"})]
+
+    found = findings(nodes, [edge("trigger", "fail")])
+
+    assert ("fail", "message", "REQUIRED") in found
+    assert ("fail", "details", "CONFIG_INVALID") in found
 
 
 # --- the validator --------------------------------------------------------------------------------

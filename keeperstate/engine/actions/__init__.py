@@ -2,6 +2,7 @@
 
 from keeperstate.engine.actions import (  # noqa: F401
     condition,
+    fail_run,
     for_each,
     http_request,
     set_fields,
@@ -9,4 +10,5 @@ from keeperstate.engine.actions import (  # noqa: F401
     state_get,
     state_increment,
     state_set,
+    stop_loop,
 )

@@ -82,6 +82,8 @@ FOR_EACH = register(
                         loop_scope="after"),
             OutputField("remaining", "integer", "How many items were not run (after the loop).",
                         loop_scope="after"),
+            OutputField("stopped", "boolean", "Whether a Stop Loop in its body ended it before its last item "
+                        "(after the loop).", loop_scope="after"),
         ),
         handler=run_for_each,
         source_handles=("each", "done"),
