@@ -166,10 +166,6 @@ class ConfigForm(forms.Form):
         self.config = config
         return cleaned
 
-    def error_data(self) -> dict[str, list[dict[str, str]]]:
-        return {name: [{"code": e["code"], "message": e["message"]} for e in errors]
-                for name, errors in self.errors.get_json_data().items()}
-
 
 def initial_values(spec: FormSpec, node_config: dict[str, Any] | None, query: Any) -> dict[str, str]:
     """The text each field starts with: the query string first, then the node's config."""

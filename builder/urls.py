@@ -1,10 +1,10 @@
-"""Builder routes (DESIGN.md §8): HTML pages and fragments, and two JSON reads (the @ autocomplete and
-the state panel). The editor saves, validates and runs through the API. Action ids contain
-spaces: their URLs are percent-encoded."""
+"""Builder routes (DESIGN.md §8): HTML pages and fragments only. Every JSON the editor reads or
+writes (the @ autocomplete, the State panel and its chart, saves, runs) is the API's. Action ids
+contain spaces: their URLs are percent-encoded."""
 
 from django.urls import path
 
-from builder import autocomplete, pages, secrets, state_chart, state_panel, views
+from builder import pages, secrets, views
 
 app_name = "builder"
 urlpatterns = [
@@ -14,10 +14,7 @@ urlpatterns = [
     path("secrets/<int:organization_id>/<str:name>/delete/", secrets.secret_delete_view, name="secret-delete"),
     path("forms/trigger/<str:trigger_id>/", views.trigger_form, name="trigger-form"),
     path("forms/<str:action_id>/", views.action_form, name="action-form"),
-    path("references/", autocomplete.references, name="references"),
     path("workflows/<uuid:workflow_id>/", views.editor, name="editor"),
-    path("workflows/<uuid:workflow_id>/state/", state_panel.workflow_state, name="state"),
-    path("workflows/<uuid:workflow_id>/state-chart/", state_chart.state_chart, name="state-chart"),
     path("workflows/<uuid:workflow_id>/versions/", pages.versions_page, name="versions"),
     path("tokens/", pages.tokens_page, name="tokens"),
 ]

@@ -1,6 +1,6 @@
 """The builder's pages and fragments: the workflow list, the editor, the palette and the
-config forms. The @ autocomplete is autocomplete.py and the State panel state_panel.py; the
-editor saves, validates and runs through the API."""
+config forms. Every JSON the editor reads or writes (saves, runs, the @ offers, the State panel)
+is the API's."""
 
 from __future__ import annotations
 
@@ -9,18 +9,18 @@ from typing import Any, cast
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_http_methods
 
 from builder.forms import ConfigForm, FormSpec, form_data, initial_values, spec_for_action, spec_for_trigger
-from builder.http import json_error, not_authenticated, read_json, wants_json
+from builder.http import failure_fragment, read_json
 from builder.palette import editor_catalogue, form_url, palette_groups
 from builder.run_charts import list_run_charts
 from keeperstate.accounts.access import get_workflow_for, organizations_of
 from keeperstate.accounts.models import Organization
-from keeperstate.core.errors import CodedError, form_error
+from keeperstate.core.errors import Code, CodedError, form_error
 from keeperstate.engine.graph import Graph, GraphInvalid
 from keeperstate.workflows.selectors import workflows_for_list
 from keeperstate.workflows.services import workflow_create
@@ -122,10 +122,12 @@ FORM_MEDIA_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 
 def _config_form(request: HttpRequest, spec: FormSpec) -> HttpResponse:
     """GET: the form with initial values from the query string or a saved node
-    (``?workflow=<id>&node=<node id>``). POST: field errors (400) or the normalised config."""
+    (``?workflow=<id>&node=<node id>``). POST (form fields, or a JSON object of them): the form
+    judged, with its field errors (400) or the normalised config (200)."""
     if not request.user.is_authenticated:
-        if request.method == "POST" or wants_json(request):
-            return not_authenticated()
+        if request.method == "POST":
+            return failure_fragment(request, CodedError.of(Code.NOT_AUTHENTICATED,
+                                                           "Your session has ended. Log in again and retry."))
         return redirect_to_login(request.get_full_path())
     if request.method == "GET":
         initial = initial_values(spec, _saved_node_config(request), request.GET)
@@ -136,14 +138,9 @@ def _config_form(request: HttpRequest, spec: FormSpec) -> HttpResponse:
         else:  # JSON, or a coded 415 from the one body reader
             data = form_data(spec, read_json(request))
     except CodedError as exc:  # the body reader's PARSE_ERROR, REQUEST_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE
-        return json_error(exc, valid=False)
+        return failure_fragment(request, exc)
     form = ConfigForm(spec, data=data)
-    valid = form.is_valid()
-    if wants_json(request):
-        if valid:
-            return JsonResponse({"valid": True, "config": form.config})
-        return JsonResponse({"valid": False, "errors": form.error_data()}, status=400)
-    return _render_form(request, spec, form, status=200 if valid else 400)
+    return _render_form(request, spec, form, status=200 if form.is_valid() else 400)
 
 
 def _render_form(request: HttpRequest, spec: FormSpec, form: ConfigForm, status: int = 200) -> HttpResponse:

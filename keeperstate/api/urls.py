@@ -4,7 +4,7 @@ from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import SimpleRouter
 
-from keeperstate.api import audit, secrets, state, stats, tokens, views
+from keeperstate.api import audit, offers, secrets, state, state_summary, stats, tokens, views
 from keeperstate.api.authentication import api_authentication_classes
 
 app_name = "api"
@@ -20,6 +20,8 @@ urlpatterns = [
     path("tokens/", tokens.TokenListView.as_view(), name="tokens"),
     path("tokens/<str:prefix>/", tokens.TokenRevokeView.as_view(), name="token-revoke"),
     path("audit/", audit.AuditListView.as_view(), name="audit"),
+    # Before the router's workflows/<pk>/: the editor's @ autocomplete for an unsaved graph.
+    path("workflows/references/", offers.ReferenceOffersView.as_view(), name="workflow-references"),
     *router.urls,
     path("secrets/", secrets.SecretListView.as_view(), name="secrets"),
     path("secrets/<str:name>/", secrets.SecretDetailView.as_view(), name="secret"),
@@ -28,6 +30,10 @@ urlpatterns = [
     path("workflows/<str:pk>/state/<path:key>/history/", state.StateHistoryView.as_view(), name="state-history"),
     path("workflows/<str:pk>/state/<path:key>/increment/", state.StateIncrementView.as_view(), name="state-increment"),
     path("workflows/<str:pk>/state/<path:key>/", state.StateKeyView.as_view(), name="state-key"),
+    # The editor's State panel: beside §15's keys, never under state/, where every path is a key.
+    path("workflows/<str:pk>/state-summary/", state_summary.StateSummaryView.as_view(), name="state-summary"),
+    path("workflows/<str:pk>/state-history/", state_summary.StateHistoryListView.as_view(), name="state-history-list"),
+    path("workflows/<str:pk>/state-chart/", state_summary.StateChartView.as_view(), name="state-chart"),
     path("workflows/<str:pk>/executions/stats/", stats.ExecutionStatsView.as_view(), name="workflow-execution-stats"),
     path("schema/", SpectacularAPIView.as_view(authentication_classes=AUTHENTICATION), name="schema"),
     # Swagger UI from drf-spectacular-sidecar: served from our static files, no CDN. (The

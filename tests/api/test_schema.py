@@ -39,6 +39,11 @@ DESIGN_PATHS = {
     "/api/workflows/{id}/test-step/": {"post"},
     "/api/workflows/{id}/versions/": {"get"},
     "/api/workflows/{id}/versions/{number}/restore/": {"post"},
+    # DESIGN.md §8: every JSON the editor reads is the API's (the @ offers, the State panel, its chart)
+    "/api/workflows/references/": {"post"},
+    "/api/workflows/{id}/state-summary/": {"get"},
+    "/api/workflows/{id}/state-history/": {"get"},
+    "/api/workflows/{id}/state-chart/": {"get"},
 }
 
 

@@ -170,7 +170,7 @@ def test_the_state_panel_charts_a_numeric_key_with_each_writes_run_and_gauges_th
     entry = page.locator('details.state-entry[data-state-key="cursor"]')
     entry.locator("summary").click()
     page.wait_for_selector("details.state-entry figure[data-chart=key]")
-    series = api_json(page, f"/builder/workflows/{monitor.id}/state-chart/?key=cursor")
+    series = api_json(page, f"/api/workflows/{monitor.id}/state-chart/?key=cursor")
 
     # then: the drawn values and runs are the history's
     key = drawn(page, "figure[data-chart=key]")
@@ -183,7 +183,7 @@ def test_the_state_panel_charts_a_numeric_key_with_each_writes_run_and_gauges_th
     expect(rows.nth(2).locator("td").nth(4)).to_have_text(f"run {str(runs[2].id)[:8]}")
 
     # and the gauges: this workflow's keys and the organization's keys and bytes
-    state = api_json(page, f"/builder/workflows/{monitor.id}/state/")
+    state = api_json(page, f"/api/workflows/{monitor.id}/state-summary/")
     gauges = page.locator("#state-gauges .gauge")
     expect(gauges).to_have_count(3)
     values = {g.get_attribute("data-gauge"): (int(g.get_attribute("data-value")), int(g.get_attribute("data-max")))
@@ -219,7 +219,7 @@ def test_a_key_of_other_values_is_charted_as_writes_per_bucket(author_page, work
     page.locator("#tab-state").click()
     page.locator('details.state-entry[data-state-key="note"] summary').click()
     page.wait_for_selector("figure[data-chart=writes]")
-    series = api_json(page, f"/builder/workflows/{workflow.id}/state-chart/?key=note")
+    series = api_json(page, f"/api/workflows/{workflow.id}/state-chart/?key=note")
     writes = drawn(page, "figure[data-chart=writes]")
     assert writes["datasets"][0]["data"] == [b["writes"] for b in series["buckets"]]
     assert sum(writes["datasets"][0]["data"]) == 3

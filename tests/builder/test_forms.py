@@ -12,6 +12,7 @@ import pytest
 from builder.forms import ConfigForm, spec_for_action
 from keeperstate.engine.registry import all_actions
 from keeperstate.engine.validation import validate_graph
+from tests.builder.fragments import judged
 
 pytestmark = pytest.mark.django_db
 
@@ -20,7 +21,7 @@ STATE_SET = "/builder/forms/State%20Set/"
 
 
 def post_json(client, url, data):
-    return client.post(url, data=json.dumps(data), content_type="application/json", HTTP_ACCEPT="application/json")
+    return client.post(url, data=json.dumps(data), content_type="application/json")
 
 
 def spec(action_id):
@@ -122,7 +123,7 @@ def test_numeric_fields_refuse_anything_but_an_integer_or_one_reference(client_a
     response = post_json(client_as_alice, STATE_SET, state_set(**{field: raw}))
 
     assert response.status_code == 400
-    body = response.json()
+    body = judged(response)
     assert body["valid"] is False
     assert list(body["errors"]) == [field]
     assert body["errors"][field][0]["message"]
@@ -143,10 +144,10 @@ def test_numeric_fields_refuse_anything_but_an_integer_or_one_reference(client_a
 def test_numeric_fields_take_an_integer_literal_or_one_reference(client_as_alice, field, raw, expected):
     response = post_json(client_as_alice, STATE_SET, state_set(**{field: raw}))
 
-    assert response.status_code == 200, response.json()
+    assert response.status_code == 200, judged(response)
     # the value's text "1" is stored as the number it means (typed once, when parsed)
     expected_config = {"actionType": "State Set", **state_set(value=1), field: expected}
-    assert response.json() == {"valid": True, "config": expected_config}
+    assert judged(response) == {"valid": True, "config": expected_config}
 
 
 def test_references_are_kept_exactly_as_typed_in_key_and_value(client_as_alice):
@@ -154,7 +155,7 @@ def test_references_are_kept_exactly_as_typed_in_key_and_value(client_as_alice):
 
     response = post_json(client_as_alice, STATE_SET, config)
 
-    assert response.json()["config"] == {"actionType": "State Set", **config}
+    assert judged(response)["config"] == {"actionType": "State Set", **config}
 
 
 @pytest.mark.parametrize(
@@ -166,7 +167,7 @@ def test_value_text_is_stored_as_the_json_it_means(client_as_alice, text, stored
     # typed, so '"4219"' (quoted) is read as the text 4219 when the run uses it
     response = post_json(client_as_alice, STATE_SET, state_set(value=text))
 
-    assert response.json()["config"]["value"] == stored
+    assert judged(response)["config"]["value"] == stored
 
 
 @pytest.mark.parametrize(
@@ -185,7 +186,7 @@ def test_field_errors_carry_the_stable_code(client_as_alice, config, field, code
     response = post_json(client_as_alice, STATE_SET, config)
 
     assert response.status_code == 400
-    assert response.json()["errors"][field][0]["code"] == code
+    assert judged(response)["errors"][field][0]["code"] == code
 
 
 def test_html_post_answers_the_form_fragment_with_field_errors(client_as_alice):
@@ -213,10 +214,10 @@ def test_condition_form_checks_the_expression(client_as_alice):
     good = post_json(client_as_alice, url, {"condition": "<<@trigger:Trigger.block>> > 100"})
     bad = post_json(client_as_alice, url, {"condition": "__import__('os')"})
 
-    assert good.json() == {"valid": True, "config": {"actionType": "Condition",
+    assert judged(good) == {"valid": True, "config": {"actionType": "Condition",
                                                      "condition": "<<@trigger:Trigger.block>> > 100"}}
     assert bad.status_code == 400
-    assert bad.json()["errors"]["condition"][0]["code"] == "CONDITION_INVALID"
+    assert judged(bad)["errors"]["condition"][0]["code"] == "CONDITION_INVALID"
 
 
 def test_trigger_form_turns_the_sample_input_into_an_object(client_as_alice):
@@ -225,9 +226,9 @@ def test_trigger_form_turns_the_sample_input_into_an_object(client_as_alice):
     not_object = post_json(client_as_alice, url, {"sampleInput": "[1, 2]"})
     not_json = post_json(client_as_alice, url, {"sampleInput": "{block: 100}"})
 
-    assert good.json() == {"valid": True, "config": {"triggerType": "Manual", "sampleInput": {"block": 100}}}
-    assert not_object.json()["errors"]["sampleInput"][0]["code"] == "CONFIG_INVALID"
-    assert not_json.json()["errors"]["sampleInput"][0]["code"] == "INVALID_JSON"
+    assert judged(good) == {"valid": True, "config": {"triggerType": "Manual", "sampleInput": {"block": 100}}}
+    assert judged(not_object)["errors"]["sampleInput"][0]["code"] == "CONFIG_INVALID"
+    assert judged(not_json)["errors"]["sampleInput"][0]["code"] == "INVALID_JSON"
 
 
 def test_trigger_form_renders_the_type_and_sample_input(client_as_alice):

@@ -11,7 +11,8 @@ from keeperstate.engine.validation import validate_graph
 from keeperstate.executions.service import run_workflow
 from keeperstate.secrets.models import OrganizationSecret
 from keeperstate.secrets.store import secret_put
-from tests.builder.test_references import chain, node, trigger
+from tests.builder.fragments import judged
+from tests.engine.test_offers import chain, node, trigger
 from tests.factories import make_workflow
 
 pytestmark = pytest.mark.django_db
@@ -36,11 +37,11 @@ def test_form_normalises_rows_and_booleans(client_as_alice):
         json.dumps({"method": "POST", "url": "https://api.example.com/x",
                     "headers": '{"Authorization": "Bearer <<@__secrets:Secrets.API_KEY>>"}',
                     "failOnError": "false", "timeout": "5"}),
-        content_type="application/json", HTTP_ACCEPT="application/json",
+        content_type="application/json",
     )
 
-    assert response.status_code == 200, response.json()
-    config = response.json()["config"]
+    assert response.status_code == 200, judged(response)
+    config = judged(response)["config"]
     assert config["headers"] == {"Authorization": "Bearer <<@__secrets:Secrets.API_KEY>>"}
     assert config["failOnError"] is False
     assert config["timeout"] == 5
@@ -54,11 +55,10 @@ def test_form_normalises_rows_and_booleans(client_as_alice):
 def test_form_refuses_what_the_action_would_refuse(client_as_alice, field, value):
     payload = {"method": "GET", "url": "https://api.example.com/x", field: value}
 
-    response = client_as_alice.post(FORM, json.dumps(payload), content_type="application/json",
-                                    HTTP_ACCEPT="application/json")
+    response = client_as_alice.post(FORM, json.dumps(payload), content_type="application/json")
 
     assert response.status_code == 400
-    assert field in response.json()["errors"]
+    assert field in judged(response)["errors"]
 
 
 def test_saved_graph_keeps_rows_as_an_object():
@@ -73,7 +73,7 @@ def test_saved_graph_keeps_rows_as_an_object():
 
 def references(client, workflow, nodes, edges, node_id):
     body = {"nodes": nodes, "edges": edges, "nodeId": node_id, "workflowId": str(workflow.id)}
-    response = client.post("/builder/references/", json.dumps(body), content_type="application/json")
+    response = client.post("/api/workflows/references/", json.dumps(body), content_type="application/json")
     assert response.status_code == 200, response.content
     return {s["nodeId"]: s for s in response.json()["sources"]}
 
@@ -94,7 +94,7 @@ def test_at_list_offers_the_organizations_secret_names_never_values(client_as_al
 def test_at_list_of_another_organizations_workflow_is_404(client_as_alice, foreign_workflow):
     body = {"nodes": [trigger()], "edges": [], "nodeId": "trigger", "workflowId": str(foreign_workflow.id)}
 
-    response = client_as_alice.post("/builder/references/", json.dumps(body), content_type="application/json")
+    response = client_as_alice.post("/api/workflows/references/", json.dumps(body), content_type="application/json")
 
     assert response.status_code == 404
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from builder.references import reference_options
+from keeperstate.engine.offers import reference_options
 from keeperstate.engine.validation import validate_graph
 from keeperstate.workflows.services import workflow_update
 

@@ -155,8 +155,10 @@ def test_every_api_operation_answers_hostile_input_with_a_code(world, method, pa
 # --- the editor's own endpoints ------------------------------------------------------------
 
 BUILDER = [
-    ("POST", "/builder/references/", False),
-    ("GET", "/builder/workflows/{wf}/state/", False),
+    ("POST", "/api/workflows/references/", False),
+    ("GET", "/api/workflows/{wf}/state-summary/", False),
+    ("GET", "/api/workflows/{wf}/state-history/", False),
+    ("GET", "/api/workflows/{wf}/state-chart/", False),
     ("GET", "/builder/", True),
     ("GET", "/builder/palette/", True),
     ("GET", "/builder/workflows/{wf}/", True),

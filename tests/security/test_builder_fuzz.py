@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 
 # (method, path): the builder's own, and the API calls the editor makes with its session.
 ENDPOINTS = [
-    ("post", "/builder/references/"),
+    ("post", "/api/workflows/references/"),
     ("patch", "/api/workflows/{wf}/"),
     ("post", "/api/workflows/validate/"),
     ("post", "/api/workflows/{wf}/execute/"),

@@ -85,7 +85,7 @@ def test_builder_pages_and_endpoints_with_tenant_data_are_not_stored(user, monit
     client = Client()
     client.force_login(user)
 
-    for path in ("/builder/", f"/builder/workflows/{monitor.id}/", f"/builder/workflows/{monitor.id}/state/"):
+    for path in ("/builder/", f"/builder/workflows/{monitor.id}/", f"/api/workflows/{monitor.id}/state-summary/"):
         assert "no-store" in client.get(path)["Cache-Control"], path
 
 

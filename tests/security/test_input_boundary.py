@@ -30,7 +30,7 @@ ENDPOINTS = [
     ("api", "POST", "/api/workflows/{wf}/duplicate/"),
     ("api", "POST", "/api/workflows/{wf}/execute/"),
     ("api", "POST", "/api/execute/node/"),
-    ("builder", "POST", "/builder/references/"),
+    ("builder", "POST", "/api/workflows/references/"),
     # the editor's save, validate and run: the API with the browser's session
     ("builder", "PATCH", "/api/workflows/{wf}/"),
     ("builder", "POST", "/api/workflows/validate/"),
@@ -109,7 +109,7 @@ def test_bad_text_in_any_field_is_a_4xx_and_stores_nothing(callers, monitor, end
     if endpoint[2].endswith("/validate/"):  # a refusal, or a report that finds the graph invalid
         assert response.status_code in (200, 400), response.content[:300]
         assert response.status_code == 400 or response.json()["valid"] is False
-    elif endpoint[2] == "/builder/references/":  # reads only: lists no option for a bad node id
+    elif endpoint[2] == "/api/workflows/references/":  # reads only: lists no option for a bad node id
         assert response.status_code in (200, 400), response.content[:300]
     elif endpoint[2] in RUNS and "\x00" not in text:
         # A run input is data, not a name: any text but U+0000 runs (the saved monitor's key is

@@ -107,7 +107,7 @@ def test_names_and_labels_are_never_resolved(api_key, user):
 
 @pytest.mark.parametrize(
     ("method", "path"),
-    [("post", "/builder/references/"), ("patch", "/api/workflows/{wf}/"), ("post", "/api/workflows/validate/"),
+    [("post", "/api/workflows/references/"), ("patch", "/api/workflows/{wf}/"), ("post", "/api/workflows/validate/"),
      ("post", "/api/workflows/{wf}/execute/")],
 )
 def test_a_multipart_body_to_an_editor_json_endpoint_is_415(user, monitor, method, path):

@@ -1,5 +1,5 @@
 // The @ menu of reference-capable fields: typing @ lists the output fields of every upstream
-// node (from POST /builder/references/, the unsaved graph), filtered as you type; arrows,
+// node (from POST /api/workflows/references/, the unsaved graph), filtered as you type; arrows,
 // Enter/Tab and Escape drive it from the keyboard, a click chooses with the mouse. Choosing
 // replaces "@query" (or a typed "<<@query") with the ready token.
 

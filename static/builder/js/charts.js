@@ -6,7 +6,7 @@
 // data-drawn (JSON), which the browser tests compare with the API's numbers.
 //
 // Renderers take the API's own shapes: GET /api/workflows/<id>/executions/stats/ (runs, durations)
-// and GET /builder/workflows/<id>/state-chart/ (a key over time). The editor hooks in through
+// and GET /api/workflows/<id>/state-chart/ (a key over time). The editor hooks in through
 // RunCharts and StateCharts; other pages through mountCharts (server-rendered JSON).
 
 import { getJSON } from "./http.js";

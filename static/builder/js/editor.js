@@ -25,12 +25,13 @@ class Editor {
     this.catalogue = JSON.parse(document.getElementById("builder-catalogue").textContent);
     this.workflowId = graph.id;
     this.root = root;
-    // Saving, validating and running go through the API, like every JSON write of the editor.
+    // Every JSON the editor reads or writes is the API's: saves, runs, the @ offers, the State panel.
     this.urls = {
       workflow: root.dataset.workflowApiUrl,
       validate: root.dataset.validateUrl,
       execute: root.dataset.executeUrl,
       state: root.dataset.stateUrl,
+      stateHistory: root.dataset.stateHistoryUrl,
       references: root.dataset.referencesUrl,
       executions: root.dataset.executionsUrl,
       testStep: root.dataset.testStepUrl,

@@ -1,5 +1,5 @@
 // Fetch helpers, the editor's one way to talk to the server: same-origin, the CSRF header from
-// the csrftoken cookie, JSON in and out. Every JSON write goes to the API (/api/…).
+// the csrftoken cookie, JSON in and out. Every JSON read and write goes to the API (/api/…).
 
 export function csrfToken() {
   const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
@@ -57,20 +57,20 @@ export function problem(data, fallback = "The server refused the change.") {
   return first(data) || fallback;
 }
 
-// POST a form (urlencoded) asking for JSON back.
+// POST a form (urlencoded) and read the fragment it answers (the form judged: its field errors).
 export async function postForm(url, form) {
   let response;
   try {
     response = await fetch(url, {
       method: "POST",
       credentials: "same-origin",
-      headers: { Accept: "application/json", "X-CSRFToken": csrfToken() },
+      headers: { Accept: "text/html", "X-CSRFToken": csrfToken() },
       body: new URLSearchParams(new FormData(form)),
     });
   } catch {
-    return { ok: false, status: 0, data: { code: "NETWORK", detail: "The server cannot be reached." } };
+    return { ok: false, status: 0, html: "" };
   }
-  return { ok: response.ok, status: response.status, data: await readJSON(response) };
+  return { ok: response.ok, status: response.status, html: await response.text() };
 }
 
 // GET an HTML fragment; throws an Error whose message a user can act on.

@@ -1,5 +1,5 @@
 // The State panel: the workflow's live keys, each key's recent history and the organization's
-// usage, from GET /builder/workflows/<id>/state/. Read-only: nothing here writes state.
+// usage, from GET /api/workflows/<id>/state-summary/ and …/state-history/?key=. Read-only.
 
 import { getJSON } from "./http.js";
 import { el } from "./dom.js";
@@ -89,6 +89,7 @@ function historyItem(event, withKey) {
 export class StatePanel {
   constructor(editor) {
     this.url = editor.urls.state;
+    this.historyUrl = editor.urls.stateHistory;
     this.root = document.getElementById("state-panel");
     this.statusEl = document.getElementById("state-status");
     this.usageEl = document.getElementById("state-usage");
@@ -184,10 +185,10 @@ export class StatePanel {
   async loadHistory(key, list) {
     const seq = (this.historySeq.get(key) || 0) + 1;
     this.historySeq.set(key, seq);
-    const { ok, data } = await getJSON(`${this.url}?${new URLSearchParams({ key })}`);
+    const { ok, data } = await getJSON(`${this.historyUrl}?${new URLSearchParams({ key })}`);
     if (this.historySeq.get(key) !== seq || !list.isConnected) return;
     if (!ok) return list.replaceChildren(el("li", "field-errors", `The history could not be read: ${data.detail || "try Refresh."}`));
-    list.replaceChildren(...data.history.map((event) => historyItem(event, false)));
+    list.replaceChildren(...data.results.map((event) => historyItem(event, false)));
     list.dataset.loaded = "true";
   }
 }

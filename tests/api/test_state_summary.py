@@ -1,4 +1,5 @@
-"""GET /builder/workflows/<id>/state/: the editor's read-only State panel, after real writes."""
+"""GET /api/workflows/<id>/state-summary/ and …/state-history/?key=: the editor's read-only State panel,
+after real writes."""
 
 from __future__ import annotations
 
@@ -17,8 +18,14 @@ pytestmark = pytest.mark.django_db
 
 
 def state_url(workflow, key=None):
-    url = f"/builder/workflows/{workflow.id}/state/"
-    return url if key is None else f"{url}?key={key}"
+    """The panel's read: the summary, or one key's history."""
+    if key is None:
+        return f"/api/workflows/{workflow.id}/state-summary/"
+    return f"{history_url(workflow)}?key={key}"
+
+
+def history_url(workflow):
+    return f"/api/workflows/{workflow.id}/state-history/"
 
 
 def scope_of(workflow):
@@ -35,7 +42,7 @@ def test_two_runs_show_the_cursor_its_history_and_the_usage(client_as_alice, mon
 
     # then
     assert response.status_code == 200
-    assert response["Cache-Control"].startswith("max-age=0")
+    assert "no-store" in response["Cache-Control"]  # never kept by a cache, like every API answer
     body = response.json()
     [cursor] = body["entries"]
     assert {k: cursor[k] for k in ("key", "value", "version", "expiresAt", "updatedByExecution", "sizeBytes")} == {
@@ -123,9 +130,8 @@ def test_key_filter_answers_that_keys_history_only(client_as_alice, monitor):
 
     assert response.status_code == 200
     body = response.json()
-    assert set(body) == {"key", "history"}
-    assert body["key"] == "cursor"
-    assert [(h["key"], h["newVersion"], h["newValue"]) for h in body["history"]] == [
+    assert set(body) == {"results"}
+    assert [(h["key"], h["newVersion"], h["newValue"]) for h in body["results"]] == [
         ("cursor", 3, 3), ("cursor", 2, 2), ("cursor", 1, 1),
     ]
 
@@ -133,10 +139,10 @@ def test_key_filter_answers_that_keys_history_only(client_as_alice, monitor):
 def test_key_filter_of_an_unknown_key_is_empty_and_of_an_invalid_key_a_400(client_as_alice, monitor):
     state_set(scope=scope_of(monitor), key="cursor", value=1)
 
-    unknown = client_as_alice.get(state_url(monitor), {"key": "nope"})
-    blank = client_as_alice.get(state_url(monitor), {"key": "  "})
+    unknown = client_as_alice.get(history_url(monitor), {"key": "nope"})
+    blank = client_as_alice.get(history_url(monitor), {"key": "  "})
 
-    assert unknown.json() == {"key": "nope", "history": []}
+    assert unknown.json() == {"results": []}
     assert blank.status_code == 400
     assert blank.json()["code"] == "STATE_INVALID_KEY"
 
@@ -202,7 +208,7 @@ def test_the_panel_has_no_write_path(csrf_client, monitor, method):
     )
 
     assert response.status_code == 405
-    assert response["Allow"] == "GET"
+    assert {m.strip() for m in response["Allow"].split(",")} <= {"GET", "HEAD", "OPTIONS"}
     cursor = WorkflowState.objects.get(workflow=monitor, key="cursor")
     assert (cursor.value, cursor.version) == (1, 1)
 
@@ -227,6 +233,6 @@ def test_a_delete_made_by_a_run_names_that_run(client_as_alice, monitor):
     execution = run_workflow(monitor, {"block": 1})
     assert execution.node_results["state-delete-1"]["data"]["deleted"] is True
 
-    [delete] = client_as_alice.get(state_url(monitor, key="lock")).json()["history"][:1]
+    [delete] = client_as_alice.get(state_url(monitor, key="lock")).json()["results"][:1]
 
     assert (delete["operation"], delete["execution"], delete["actor"]) == ("delete", str(execution.id), None)

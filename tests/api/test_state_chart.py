@@ -1,4 +1,4 @@
-"""GET /builder/workflows/<id>/state-chart/?key=: a key over time, from the history the store keeps."""
+"""GET /api/workflows/<id>/state-chart/?key=: a key over time, from the history the store keeps."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 def chart_url(workflow, key, **query):
     from urllib.parse import urlencode
 
-    return f"/builder/workflows/{workflow.id}/state-chart/?{urlencode({'key': key, **query})}"
+    return f"/api/workflows/{workflow.id}/state-chart/?{urlencode({'key': key, **query})}"
 
 
 def scope_of(workflow):
@@ -88,13 +88,13 @@ def test_the_series_holds_the_history_the_store_keeps(client_as_alice, workflow,
 def test_a_bad_key_or_range_is_a_coded_400(client_as_alice, workflow, query, code):
     from urllib.parse import urlencode
 
-    response = client_as_alice.get(f"/builder/workflows/{workflow.id}/state-chart/?{urlencode(query)}")
+    response = client_as_alice.get(f"/api/workflows/{workflow.id}/state-chart/?{urlencode(query)}")
     assert response.status_code == 400
     assert response.json()["code"] == code
 
 
 def test_without_a_key_is_a_coded_400(client_as_alice, workflow):
-    response = client_as_alice.get(f"/builder/workflows/{workflow.id}/state-chart/")
+    response = client_as_alice.get(f"/api/workflows/{workflow.id}/state-chart/")
     assert (response.status_code, response.json()["code"]) == (400, "STATE_INVALID_KEY")
 
 
