@@ -189,7 +189,7 @@ KEEPERSTATE_MIN_INTERVAL = env_int("KEEPERSTATE_MIN_INTERVAL", 10, unit="seconds
 # The process running an execution refreshes its heartbeat this often; an execution whose heartbeat
 # is older than RUN_STALE_SECONDS was left behind by a dead process: housekeeping closes it as
 # interrupted. Short, so a monitor is blind for seconds, not a minute, after its worker died
-# (issue 24: closed within RUN_STALE + RECOVERY seconds, 12 s by default; a run that was only
+# (closed within RUN_STALE + RECOVERY seconds, 12 s by default; a run that was only
 # slow still records its real outcome afterwards, executions/lifecycle.py).
 KEEPERSTATE_RUN_HEARTBEAT_SECONDS = env_float("KEEPERSTATE_RUN_HEARTBEAT_SECONDS", 2, unit="seconds")
 KEEPERSTATE_RUN_STALE_SECONDS = env_int("KEEPERSTATE_RUN_STALE_SECONDS", 10, unit="seconds")
@@ -283,7 +283,7 @@ if SECURE:
     SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", True)
 # --- end of production safety ---
 
-# --- Security (issue 11): lockout, throttles, tokens, headers, audit ------------------------
+# --- Security: lockout, throttles, tokens, headers, audit ---------------------------------
 # Kept in one block: ops owns DEBUG, secure cookies/HSTS switches and error pages above.
 from datetime import timedelta  # noqa: E402
 

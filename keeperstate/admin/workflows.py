@@ -53,7 +53,7 @@ class WorkflowAdmin(TenantScopedAdmin):
 
     def get_readonly_fields(self, request: Any, obj: Workflow | None = None) -> Any:
         # A saved workflow's organization is not a field to edit: its rows shard by it
-        # (docs/scaling.md) and never change it. The move (ADR 0059) copies them, from its own page.
+        # (docs/scaling.md) and never change it. The move copies them, from its own page.
         fields = list(super().get_readonly_fields(request, obj))
         return [*fields, "organization"] if obj is not None else fields
 

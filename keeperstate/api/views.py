@@ -1,8 +1,9 @@
 """API views: thin adapters from HTTP to keeperstate.accounts.access, keeperstate.workflows.services and the engine.
 
 Every workflow and execution is looked up through keeperstate.accounts.access, so another
-organization's ids answer 404. No view here reads or writes state: a run reaches its state
-through its actions, people and programs through keeperstate.api.state (DESIGN.md §15).
+organization's ids answer 404. No view here calls the state store: a run (execute, test step,
+retry) reaches its state through its actions, and people and programs read and write state
+through keeperstate.api.state (DESIGN.md §15) and keeperstate.api.state_summary.
 """
 
 from __future__ import annotations

@@ -117,12 +117,12 @@ class Code(Enum):
     STATE_KEY_NOT_FOUND = (404, "No live state key by that name in this workflow; list the keys with GET …/state/.")
     # --- charts -------------------------------------------------------------------------------
     STATS_INVALID_RANGE = (400, "range is one of 1h, 24h or 7d, e.g. ?range=24h; leave it out for 24h.")
-    # --- the editor: retry, test step, versions, references (issue 23) ------------------------
+    # --- the editor: retry, test step, versions, references ----------------------------------
     RUN_NOT_RETRYABLE = (409, "Only a failed or interrupted run can be retried; run the workflow instead.")
     STEP_WOULD_WRITE = (409, "This step writes to the workflow's state; send allowWrites: true to run it anyway.")
     STEP_NOT_RUNNABLE = (400, "Only an action node can be tested on its own; the trigger's output is the run input.")
     REFERENCE_LITERAL = (400, "This looks like a reference typed as text (@node.field); pick it from the @ list.")
-    # --- moving a workflow to another organization (ADR 0059) ----------------------------------
+    # --- moving a workflow to another organization -------------------------------------------
     MOVE_SAME_ORGANIZATION = (400, "The workflow is already in that organization; pick another one to move it to.")
     MOVE_NOT_PERMITTED = (403, "Moving a workflow takes an owner or admin of both organizations; ask one of them.")
     MOVE_RUN_IN_PROGRESS = (

@@ -29,7 +29,7 @@ BLOCKS_PER_RUN = 100
 
 def live_block_monitor_graph(base_url: str = DEFAULT_BASE_URL, *, rpc_url: str | None = None,
                              alerts_url: str | None = None) -> Graph:
-    """The demo organization's monitor, exact against a chain (issue 21): every block alerted
+    """The demo organization's monitor, exact against a chain: every block alerted
     once, every block.
 
     Every 10 s → Head (eth_blockNumber, JSON-RPC) → Cursor (State Get) → Range (Set Fields: the

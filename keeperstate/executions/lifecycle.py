@@ -103,7 +103,7 @@ SELECT {_EXECUTION.sql}, {_WORKFLOW.sql}
 
 
 # By the primary key (organization_id, id), as the job names both; by id alone for a job queued
-# before jobs carried the organization (the index on id, migration 0023).
+# before jobs carried the organization (the index on id).
 _CLAIM_SQL = _claim_sql('"organization_id" = %(org)s AND "id" = %(id)s')
 _CLAIM_BY_ID_SQL = _claim_sql('"id" = %(id)s')
 

@@ -3,8 +3,8 @@ the database.
 
 Procrastinate's own listener (3.10) gives up when the database is gone: after a restart its
 LISTEN connection is dead, and a reconnect attempt made while Postgres is still starting raises
-out of the listener, so the worker is left polling for jobs once a second (issue 24: a webhook's
-run went from 0.13 s to 0.5–1.0 s until the worker was restarted). This listener reconnects every
+out of the listener, so the worker is left polling for jobs once a second (a webhook's run
+went from 0.13 s to 0.5–1.0 s until the worker was restarted). This listener reconnects every
 ``RETRY_SECONDS`` until the database answers, LISTENs again, and wakes the worker once at each
 (re)connection for the jobs queued while nobody listened. A connection that stops answering
 (a cut network, where no reset ever arrives) is found by a check every ``CHECK_SECONDS`` bounded

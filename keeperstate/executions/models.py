@@ -36,12 +36,12 @@ class WorkflowExecution(KeepsOrganization):
     # The workflow's organization, written with the row (save() takes it from the workflow) and
     # never changed: executions shard by it with the state (docs/scaling.md). The database's
     # primary key is (organization_id, id) and its foreign key to the workflow is composite,
-    # (organization_id, workflow_id), both added by migration 0017 (Django cannot declare them).
+    # (organization_id, workflow_id), both made by a migration's own SQL (Django cannot declare them).
     organization = models.ForeignKey(
         Organization, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+",
         editable=False,
     )
-    # No index of its own: execution_workflow_queued leads with it (migration 0023).
+    # No index of its own: execution_workflow_queued leads with it.
     workflow = models.ForeignKey(
         Workflow, on_delete=models.CASCADE, related_name="executions", db_constraint=False, db_index=False
     )
@@ -76,7 +76,7 @@ class WorkflowExecution(KeepsOrganization):
         indexes = [
             # Django's pk: a run's own updates, the worker's claim, the API's and admin's pages find
             # an execution by id alone, which the primary key (organization_id, id) serves only
-            # by reading all of it on Postgres before 18 (migration 0023). Not unique: a
+            # by reading all of it on Postgres before 18. Not unique: a
             # distributed table's unique indexes must hold its distribution column.
             models.Index(fields=["id"], name="workflow_execution_id_idx"),
             models.Index(fields=["workflow", "-queued_at"], name="execution_workflow_queued"),

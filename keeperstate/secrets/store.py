@@ -1,5 +1,6 @@
 """The services people use to keep secrets: create or replace, delete, list names. Values go
-in and never come out here; only a run's vault (vault.py) decrypts them."""
+in and never come out here: a run's vault (vault.py) decrypts the ones its nodes use, and the
+demo's alert sink (keeperstate.demo.feed) decrypts its own token to check a request's bearer."""
 
 from __future__ import annotations
 

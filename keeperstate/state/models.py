@@ -1,8 +1,8 @@
 """Workflow-scoped key-value state and the database rules that hold whoever writes it.
 
 Invariants live in Postgres (DESIGN.md §2) because the store is not the only writer: Django
-admin, data migrations and raw SQL all reach this table. Triggers and the constraints added in
-migration 0002 make them hold for every writer:
+admin, data migrations and raw SQL all reach this table. Triggers and constraints make them hold
+for every writer:
 
 * ``version`` moves on every UPDATE that sets ``value`` or ``expires_at``, unconditionally:
   a bump that depended on the value changing would let two compare-and-set writers of the
@@ -22,7 +22,7 @@ migration 0002 make them hold for every writer:
   delete, resize and move, so the store checks the ceiling and the budget without a scan.
 
 The SQL of each trigger is in keeperstate/state/sql.py; they are plain Postgres triggers
-installed by migration 0012 (why not through django-pgtrigger: see STATE_TRIGGERS_SQL there),
+installed by migrations (why not through django-pgtrigger: see STATE_TRIGGERS_SQL there),
 except the read-only rule below, which pgtrigger keeps.
 
 Whether a row is live is said once for the ORM (WorkflowStateQuerySet) and once for SQL
@@ -120,7 +120,7 @@ class WorkflowState(KeepsOrganization):
         verbose_name_plural = "workflow state"
         ordering = ["workflow_id", "key"]
         # The database's primary key is the key, (organization_id, workflow_id, key): what every
-        # reader looks up (migration 0022, ADR 0064). Django's pk, id, has an index of its own for
+        # reader looks up. Django's pk, id, has an index of its own for
         # admin's pages and repairs.
         constraints = [
             models.CheckConstraint(condition=models.Q(version__gte=1), name="workflow_state_version_positive"),
@@ -153,7 +153,7 @@ class StateHistoryDue(models.Model):
     no write pays for trimming (keeperstate/state/sql.py). No foreign key: the mark of a
     deleted workflow is dropped by the next trim."""
 
-    # The database's primary key is (organization_id, workflow_id, key) (migration 0017).
+    # The database's primary key is (organization_id, workflow_id, key): the shard key leads.
     pk = models.CompositePrimaryKey("workflow_id", "key")
     organization_id = models.BigIntegerField()
     workflow_id = models.UUIDField()
@@ -168,7 +168,7 @@ class WorkflowStateTombstone(models.Model):
 
     # The database deletes these with the workflow (a trigger, state/sql.py); Django must not try,
     # because deleting state rows during a cascade would write tombstones behind it. No index of
-    # its own: the primary key (organization, workflow, key; migration 0021) leads with it.
+    # its own: the primary key (organization, workflow, key) leads with it.
     organization = models.ForeignKey(
         Organization, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+", db_index=False
     )
@@ -181,7 +181,7 @@ class WorkflowStateTombstone(models.Model):
     class Meta:
         db_table = "workflow_state_tombstone"
         # One tombstone per key: the primary key is (organization_id, workflow_id, key) in the
-        # database, the table's one index (migration 0021, ADR 0063), which the version trigger's
+        # database, the table's one index, which the version trigger's
         # lookup and the delete's upsert use.
 
 
@@ -194,8 +194,8 @@ class WorkflowStateEvent(models.Model):
         DELETE = "delete", "deleted"
 
     # Deleted with the workflow by a trigger on workflow (state/sql.py), like the tombstones. No index
-    # of its own: the table's primary key (organization, workflow, key, created_at, id; migration
-    # 0020, ADR 0063) leads with them.
+    # of its own: the table's primary key (organization, workflow, key, created_at, id) leads
+    # with them.
     organization = models.ForeignKey(
         Organization, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+", db_index=False
     )
@@ -221,7 +221,7 @@ class WorkflowStateEvent(models.Model):
         db_table = "workflow_state_event"
         # Time order is (created_at, id): ids made on different nodes of a sharded database do not
         # follow time (docs/scaling.md). Read a key at a time, newest first, along the primary key
-        # (organization_id, workflow_id, key, created_at, id), the table's one index (ADR 0063).
+        # (organization_id, workflow_id, key, created_at, id), the table's one index.
         ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:

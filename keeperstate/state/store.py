@@ -1,8 +1,11 @@
-"""The state store: the only code that reads or writes workflow state.
+"""The state store: how a run, the API and the MCP read and write a key of workflow state.
 
-Every caller (the State actions, Django admin, the sweeper, the benchmark) goes through these
-functions. Versions are computed by the database triggers (keeperstate/state/models.py), never
-here, the history trigger records every change, and usage counters follow every write.
+Get, Set, Increment and Delete are these functions, whoever calls them (the State actions,
+keeperstate.state.clients for the API and the MCP, the benchmark). Other writers keep to the same
+rules through the database: Django admin's repairs and the sweeper run their own statements
+(keeperstate.state.maintenance), people's lists and histories are read through the ORM
+(keeperstate.state.selectors), and whoever writes, the triggers compute versions
+(keeperstate/state/models.py), record every change in the history and keep the usage counters.
 
 Three paths, so the limits are exact under concurrency and each write is as few round trips as
 it can be:

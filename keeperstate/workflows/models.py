@@ -75,11 +75,11 @@ class Workflow(KeepsOrganization):
     class Meta:
         db_table = "workflow"
         ordering = ["-updated_at"]
-        # The primary key in the database is (organization_id, id) (migration 0017, docs/scaling.md):
+        # The primary key in the database is (organization_id, id) (docs/scaling.md):
         # the target of every composite foreign key (organization_id, workflow_id) into it, which
         # keeps a state row's or an execution's organization equal to its workflow's. Django
         # still addresses a workflow by id alone (a webhook, the API's and admin's pages): that
-        # has an index of its own (migration 0023; not unique, as on workflow_execution).
+        # has an index of its own (not unique, as on workflow_execution).
         indexes = [
             models.Index(fields=["id"], name="workflow_id_idx"),
             # The scheduler's one query: active, alive workflows whose tick is due.
@@ -110,8 +110,8 @@ class WorkflowVersion(KeepsOrganization):
     changed since the version before. Restoring one saves its graph again, as a new version.
 
     It shards with its workflow (docs/scaling.md): ``organization_id`` leads its keys, and its
-    foreign key to the workflow is ``(organization_id, workflow_id)``, made in migration 0018's SQL
-    (Django's own constraints are off, as on the execution)."""
+    foreign key to the workflow is ``(organization_id, workflow_id)``, made by its migration's own
+    SQL (Django's own constraints are off, as on the execution)."""
 
     organization = models.ForeignKey(
         Organization, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
