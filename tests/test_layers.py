@@ -127,6 +127,9 @@ def test_imports_run_one_way():
         ("keeperstate/state/store.py", "keeperstate.api.views", "stores may not import adapters"),
         ("keeperstate/engine/runner.py", "keeperstate.workflows.services", "engine may not import services"),
         ("builder/views.py", "keeperstate.api.serializers", "adapters do not import each other"),
+        ("keeperstate/mcp/tools.py", "keeperstate.api.serializers", "adapters do not import each other"),
+        ("keeperstate/api/views.py", "keeperstate.mcp.tools", "adapters do not import each other"),
+        ("keeperstate/workflows/shapes.py", "keeperstate.mcp.server", "services may not import adapters"),
         ("keeperstate/state/models.py", "keeperstate.state.store", "models import only models and core"),
     ],
 )
