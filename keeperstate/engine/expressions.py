@@ -222,13 +222,13 @@ FUNCTIONS: dict[str, Function] = {
     "number": Function(to_number, (1, 1), "number"),
     "hex": Function(_hex, (1, 1), "string"),
     "text": Function(_text, (1, 1), "string"),
-    "length": Function(_length, (1, 1), "number"),
+    "length": Function(_length, (1, 1), "integer"),
     "min": Function(lambda *v: min(_numbers("min", v)), (1, None), "number"),
     "max": Function(lambda *v: max(_numbers("max", v)), (1, None), "number"),
     "abs": Function(lambda v: abs(_number_arg("abs", v)), (1, 1), "number"),
-    "round": Function(_round, (1, 1), "number"),
-    "floor": Function(lambda v: math.floor(_number_arg("floor", v)), (1, 1), "number"),
-    "ceil": Function(lambda v: math.ceil(_number_arg("ceil", v)), (1, 1), "number"),
+    "round": Function(_round, (1, 1), "integer"),
+    "floor": Function(lambda v: math.floor(_number_arg("floor", v)), (1, 1), "integer"),
+    "ceil": Function(lambda v: math.ceil(_number_arg("ceil", v)), (1, 1), "integer"),
     "lower": Function(lambda v: _text_arg("lower", v).lower(), (1, 1), "string"),
     "upper": Function(lambda v: _text_arg("upper", v).upper(), (1, 1), "string"),
     "trim": Function(lambda v: _text_arg("trim", v).strip(), (1, 1), "string"),
@@ -238,9 +238,9 @@ FUNCTIONS: dict[str, Function] = {
     "coalesce": Function(_coalesce, (1, None), None),
     _IF: Function(lambda: None, (3, 3), None, lazy=True),  # evaluated in _Evaluator.call
     "json": Function(_json, (1, 1), None),
-    "range": Function(_range, (2, 2), "list"),
-    "append": Function(_append, (2, 2), "list"),
-    "reverse": Function(_reverse, (1, 1), "list"),
+    "range": Function(_range, (2, 2), "array"),
+    "append": Function(_append, (2, 2), "array"),
+    "reverse": Function(_reverse, (1, 1), "array"),
     "slice": Function(_slice, (2, 3), None),  # a list or a text, as its first argument (see _infer)
 }
 FUNCTION_NAMES = sorted(name if name != _IF else "if" for name in FUNCTIONS)
@@ -521,30 +521,43 @@ def _show(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "…"
 
 
-def kind_of(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """A value's JSON type in the one vocabulary of the registry's output fields, the @ offers and
+    the API's catalogue: null, boolean, integer, number, string, array, object."""
     if value is None:
         return "null"
     if isinstance(value, bool):
-        return "a boolean"
-    if _is_number(value):
-        return "a number"
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
     if isinstance(value, str):
-        return "text"
+        return "string"
     if isinstance(value, list):
-        return "a list"
-    return "an object"
+        return "array"
+    return "object"
+
+
+# Each JSON type as a message names it ("needs a number, got a list").
+_TYPE_IN_WORDS = {"null": "null", "boolean": "a boolean", "integer": "a number", "number": "a number",
+                  "string": "text", "array": "a list", "object": "an object"}
+
+
+def kind_of(value: Any) -> str:
+    """A value's JSON type as an error message says it."""
+    return _TYPE_IN_WORDS[json_type(value)]
 
 
 # --- types, where they are known before a run (the validator; Set Fields' output types) ------------
 
 _UNKNOWN = object()
-_RETURNS = {"round": "integer", "floor": "integer", "ceil": "integer", "length": "integer"}
 
 
 @dataclass(frozen=True)
 class Known:
-    """What is known of a value before the run: its JSON type ("integer", "number", "string",
-    "boolean", "null", "list", "object"; None: unknown) and, for a sample or a literal, the value."""
+    """What is known of a value before the run: its JSON type (``json_type``'s vocabulary; None:
+    unknown) and, for a sample or a literal, the value."""
 
     type: str | None
     value: Any = _UNKNOWN
@@ -567,17 +580,7 @@ def type_problems(text: str, names: dict[str, Known]) -> list[str]:
 
 
 def known_of(value: Any) -> Known:
-    if value is None:
-        return Known("null", None)
-    if isinstance(value, bool):
-        return Known("boolean", value)
-    if isinstance(value, int):
-        return Known("integer", value)
-    if isinstance(value, float):
-        return Known("number", value)
-    if isinstance(value, str):
-        return Known("string", value)
-    return Known("list" if isinstance(value, list) else "object", value)
+    return Known(json_type(value), value)
 
 
 def _numeric(known: Known) -> bool:
@@ -594,7 +597,7 @@ def _infer(node: ast.AST, names: dict[str, Known], problems: list[str]) -> Known
     if isinstance(node, ast.List | ast.Tuple):
         for element in node.elts:
             _infer(element, names, problems)
-        return Known("list")
+        return Known("array")
     if isinstance(node, ast.BoolOp):
         kinds = {_infer(value, names, problems).type for value in node.values}
         return Known(kinds.pop() if len(kinds) == 1 else None)
@@ -635,9 +638,9 @@ def _infer(node: ast.AST, names: dict[str, Known], problems: list[str]) -> Known
         if name == _IF and len(arguments) == 3:
             return Known(arguments[1].type if arguments[1].type == arguments[2].type else None)
         if name == "slice" and arguments:
-            return Known(arguments[0].type if arguments[0].type in ("list", "string") else None)
+            return Known(arguments[0].type if arguments[0].type in ("array", "string") else None)
         function = FUNCTIONS.get(name)
-        return Known(_RETURNS.get(name) or (function.returns if function else None))
+        return Known(function.returns if function else None)
     return Known(None)
 
 
@@ -660,5 +663,4 @@ def _ordering_problem(left: Known, right: Known, problems: list[str]) -> None:
 
 
 def _type_text(kind: str | None) -> str:
-    return {"integer": "a number", "number": "a number", "string": "text", "boolean": "a boolean",
-            "null": "null", "list": "a list", "object": "an object"}.get(kind or "", "a value")
+    return _TYPE_IN_WORDS.get(kind or "", "a value")

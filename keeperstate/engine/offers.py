@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from keeperstate.core.errors import Code, CodedError
+from keeperstate.engine.expressions import json_type
 from keeperstate.engine.graph import Graph, GraphCycle
 from keeperstate.engine.loops import Loops, loops_of
 from keeperstate.engine.references import (
@@ -166,22 +167,6 @@ def sample_fields(
         if isinstance(value, dict) and depth < MAX_SAMPLE_DEPTH:
             found.extend(sample_fields(value, prefix=path + ".", depth=depth + 1, origin=origin))
     return found
-
-
-def json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def _preview(value: Any) -> str:

@@ -160,10 +160,10 @@ def test_hex_texts_compare_as_their_numbers_once_wrapped(a, b):
 def test_types_known_before_a_run():
     assert static_type("number(<<x>>)".replace("<<x>>", "__ref0")) == "number"
     assert static_type("hex(1)") == "string"
-    assert static_type("range(1, 3)") == "list"
-    assert static_type("append([], 1)") == "list"
-    assert static_type("reverse([1])") == "list"
-    assert static_type("slice([1, 2], 1)") == "list"
+    assert static_type("range(1, 3)") == "array"
+    assert static_type("append([], 1)") == "array"
+    assert static_type("reverse([1])") == "array"
+    assert static_type("slice([1, 2], 1)") == "array"
     assert static_type("slice('abc', 1)") == "string"
     assert static_type("slice(__ref0, 1)") is None  # a list or a text: known when the run has it
     assert static_type("1 + 2") == "integer"
