@@ -24,6 +24,11 @@ pytestmark = pytest.mark.django_db
 # Every table a store operation reads or writes, its triggers included.
 STATE_TABLES = ("workflow_state", "workflow_state_event", "workflow_state_tombstone", "workflow_state_usage",
                 "organization_state_usage", "workflow_state_history_due")
+# The tables that grow with an organization's keys, which the tests below fill: a scan of one of
+# them would cost more the more keys there are. The usage tables hold a row per workflow and 32
+# per organization, where Postgres rightly reads a page or two in whichever way it estimates
+# cheaper, which depends on what the suite ran before.
+CROWDED = ("workflow_state", "workflow_state_event")
 
 
 class Sent:
@@ -160,7 +165,7 @@ def test_a_delete_is_one_call(scope):
 
 def crowd(scope: StateScope, keys: int) -> None:
     """``keys`` live keys in the scope's organization, in a workflow of their own (raw SQL, as an
-    organization that grew over time; the triggers count them)."""
+    organization that grew over time; the triggers record each in its history), analysed."""
     other = make_workflow(scope_org(scope))
     with connection.cursor() as cursor:
         cursor.execute(
@@ -168,7 +173,7 @@ def crowd(scope: StateScope, keys: int) -> None:
             " SELECT %s, %s, 'key-' || g, '1'::jsonb FROM generate_series(1, %s) g",
             [scope.organization_id, other.id, keys],
         )
-        cursor.execute("ANALYZE workflow_state")
+        cursor.execute(f"ANALYZE {', '.join(CROWDED)}")
 
 
 def scope_org(scope: StateScope):
@@ -178,7 +183,7 @@ def scope_org(scope: StateScope):
 
 
 @pytest.mark.parametrize("operation", ["create", "overwrite", "get", "increment", "delete"])
-def test_an_operation_scans_no_state_table_from_end_to_end(scope, operation):
+def test_an_operation_scans_neither_keys_nor_history_from_end_to_end(scope, operation):
     crowd(scope, 2_000)
     state_set(scope=scope, key="cursor", value=1)
     state_increment(scope=scope, key="count")
@@ -192,7 +197,7 @@ def test_an_operation_scans_no_state_table_from_end_to_end(scope, operation):
 
     made = scans_of(actions[operation])
 
-    sequential = {name: seq for name, (seq, _) in made.items() if seq}
+    sequential = {name: seq for name, (seq, _) in made.items() if seq and name in CROWDED}
     assert sequential == {}, f"{operation} scanned {sequential} sequentially"
 
 
@@ -216,8 +221,14 @@ def test_creating_a_key_costs_the_same_in_an_organization_of_0_or_10000_keys(set
     empty_statements, empty_scans = creation_in_an_organization_of(0, "empty")
     full_statements, full_scans = creation_in_an_organization_of(10_000, "full")
 
-    # then both send the same one call and make the same index scans, and neither scans a table
+    # then both send the same one call and read each table as often, and neither scans the keys
+    # or their history
     assert empty_statements == full_statements
     assert len(full_statements) == 1
-    assert empty_scans == full_scans
-    assert all(seq == 0 for seq, _ in full_scans.values()), full_scans
+    assert lookups(empty_scans) == lookups(full_scans)
+    assert all(full_scans.get(name, (0, 0))[0] == 0 for name in CROWDED), full_scans
+
+
+def lookups(made: dict[str, tuple[int, int]]) -> dict[str, int]:
+    """How many times each table was read, whichever way."""
+    return {name: seq + idx for name, (seq, idx) in made.items()}
