@@ -182,6 +182,11 @@ KEEPERSTATE_HTTP_MAX_BYTES = env_int("KEEPERSTATE_HTTP_MAX_BYTES", 1024 * 1024, 
 # The demo chain (/demo/rpc/, /demo/feed/) mines a block every this many seconds: faster than the
 # shortest schedule (KEEPERSTATE_MIN_INTERVAL), so a monitor sees several new blocks per tick.
 KEEPERSTATE_DEMO_BLOCK_SECONDS = env_int("KEEPERSTATE_DEMO_BLOCK_SECONDS", 3, unit="seconds", minimum=1)
+# It reorganises too, so `serve` shows what a reorg-safe monitor does: the newest DEPTH blocks at
+# every EVERY-th block are replaced once the next block is mined (EVERY 0: never). DEPTH is more
+# than the blocks a 10 s tick sees, so a monitor has always alerted some of the replaced blocks.
+KEEPERSTATE_DEMO_REORG_EVERY = env_int("KEEPERSTATE_DEMO_REORG_EVERY", 20, unit="blocks")
+KEEPERSTATE_DEMO_REORG_DEPTH = env_int("KEEPERSTATE_DEMO_REORG_DEPTH", 4, unit="blocks", minimum=1)
 
 # Runs that nobody clicks (DESIGN.md §11): schedules, webhooks and async API runs execute on
 # Procrastinate workers (`manage.py worker`), which also run the scheduler and housekeeping.

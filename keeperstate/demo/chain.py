@@ -1,11 +1,18 @@
 """The demo chain: its blocks, and its JSON-RPC 2.0 answers the way an Ethereum node gives them.
 
-Pure functions of a ``DemoChain`` (where its head is, when block 0 was mined, the block time), so
-every process computes the same chain from the clock (keeperstate.demo.feed) and tests pick any
-head. Only what a block monitor needs is answered: ``eth_blockNumber`` and
-``eth_getBlockByNumber``; every other method is "method not found". Answers follow the JSON-RPC
-2.0 specification (errors -32700, -32600, -32601, -32602; batches; a notification gets no answer)
-and geth's reading of the parameters (block numbers as hex text without leading zeros).
+Pure functions of a ``DemoChain`` (where its head is, when block 0 was mined, the block time, how
+it reorganises), so every process computes the same chain from the clock (keeperstate.demo.feed)
+and tests pick any head.
+
+The chain may **reorganise**: with ``reorg_every`` R and ``reorg_depth`` d, the d blocks up to each
+multiple of R (R-d+1 … R, 2R-d+1 … 2R, …) are replaced by other blocks, with other hashes, once the
+block after them is mined: while the head is at 2R they are as first mined, from 2R + 1 on the chain
+has the others. Each block is replaced at most once (d ≤ R), and block 0 never.
+
+Only what a block monitor needs is answered: ``eth_blockNumber`` and ``eth_getBlockByNumber``;
+every other method is "method not found". Answers follow the JSON-RPC 2.0 specification (errors
+-32700, -32600, -32601, -32602; batches; a notification gets no answer) and geth's reading of the
+parameters (block numbers as hex text without leading zeros).
 """
 
 from __future__ import annotations
@@ -40,11 +47,13 @@ class RpcFailure(Exception):
         self.message = message
 
 
-def block_hash(number: int) -> str:
-    """A block's hash: 0x and 64 hex digits, the same for a number in every process and run."""
+def block_hash(number: int, *, replaced: bool = False) -> str:
+    """A block's hash: 0x and 64 hex digits, the same for a number in every process and run (and
+    another one for the block that replaced it in a reorganisation)."""
     if number < 0:
         return ZERO_HASH  # the parent of block 0
-    return "0x" + hashlib.sha256(f"keeperstate-demo-chain:{number}".encode()).hexdigest()
+    name = f"keeperstate-demo-chain:{number}" + (":replaced" if replaced else "")
+    return "0x" + hashlib.sha256(name.encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -52,6 +61,19 @@ class DemoChain:
     head: int  # the newest block mined
     genesis: int  # when block 0 was mined (Unix seconds)
     block_seconds: int
+    reorg_every: int = 0  # blocks between reorganisations; 0: it never reorganises
+    reorg_depth: int = 0  # blocks each one replaces (at most reorg_every)
+
+    def replaced(self, number: int) -> bool:
+        """Whether the block at ``number`` is, by now, the one that replaced the block first mined there."""
+        every, depth = self.reorg_every, min(self.reorg_depth, self.reorg_every)
+        if every <= 0 or depth <= 0 or number < 1:
+            return False
+        reorg_at = -(-number // every) * every  # the first multiple of reorg_every at or above it
+        return number > reorg_at - depth and self.head > reorg_at
+
+    def hash_of(self, number: int) -> str:
+        return block_hash(number, replaced=self.replaced(number))
 
     def block(self, number: int) -> dict[str, Any] | None:
         """The block as eth_getBlockByNumber gives it (without transactions), or None beyond the head."""
@@ -59,8 +81,8 @@ class DemoChain:
             return None
         return {
             "number": hex(number),
-            "hash": block_hash(number),
-            "parentHash": block_hash(number - 1),
+            "hash": self.hash_of(number),
+            "parentHash": self.hash_of(number - 1),
             "timestamp": hex(self.genesis + number * self.block_seconds),
             "transactions": [],
         }

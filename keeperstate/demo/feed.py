@@ -2,7 +2,8 @@
 
 * ``POST /demo/rpc/`` — a JSON-RPC 2.0 chain node (keeperstate.demo.chain): ``eth_blockNumber``
   and ``eth_getBlockByNumber``, one block every ``KEEPERSTATE_DEMO_BLOCK_SECONDS`` (3) seconds,
-  the same in every process (the head follows the clock);
+  the same in every process (the head follows the clock), reorganising every
+  ``KEEPERSTATE_DEMO_REORG_EVERY`` (20) blocks, ``KEEPERSTATE_DEMO_REORG_DEPTH`` (4) deep;
 * ``GET /demo/feed/`` — the same chain's head as plain JSON: ``{"block", "timestamp", "hash"}``;
 * ``POST /demo/alerts/`` — records the JSON it receives, for the demo organization's
   ``ALERTS_TOKEN`` secret as ``Authorization: Bearer …`` only (so nobody else fills it); an alert
@@ -30,7 +31,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from keeperstate.core.errors import Code, error_body
-from keeperstate.demo.chain import INVALID_REQUEST, DemoChain, block_hash
+from keeperstate.demo.chain import INVALID_REQUEST, DemoChain
 from keeperstate.demo.graphs import ALERTS_SECRET
 from keeperstate.demo.models import DEDUP_KEY_MAX, DemoAlert
 from keeperstate.secrets.crypto import decrypt
@@ -59,7 +60,9 @@ def block_seconds() -> int:
 
 def demo_chain() -> DemoChain:
     """The chain as it stands now."""
-    return DemoChain(head=current_block(), genesis=GENESIS, block_seconds=block_seconds())
+    return DemoChain(head=current_block(), genesis=GENESIS, block_seconds=block_seconds(),
+                     reorg_every=settings.KEEPERSTATE_DEMO_REORG_EVERY,
+                     reorg_depth=settings.KEEPERSTATE_DEMO_REORG_DEPTH)
 
 
 @csrf_exempt
@@ -78,12 +81,12 @@ def rpc(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def feed(request: HttpRequest) -> JsonResponse:
-    block = current_block()
-    mined = datetime.fromtimestamp(GENESIS + block * block_seconds(), tz=UTC)
+    chain = demo_chain()
+    mined = datetime.fromtimestamp(GENESIS + chain.head * chain.block_seconds, tz=UTC)
     return JsonResponse({
-        "block": block,
+        "block": chain.head,
         "timestamp": mined.isoformat().replace("+00:00", "Z"),
-        "hash": block_hash(block),
+        "hash": chain.hash_of(chain.head),
     })
 
 

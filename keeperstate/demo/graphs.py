@@ -3,7 +3,9 @@ whether or not the demo app is installed.
 
 The reference monitor driven by its input is keeperstate.workflows.examples.block_monitor_graph;
 the demo organization's Block monitor is ``live_block_monitor_graph``, which fetches the demo's
-own block feed and posts alerts (keeperstate.demo.feed) with an organization secret.
+own block feed and posts alerts (keeperstate.demo.feed) with an organization secret, and its
+Reorg-safe monitor ``live_reorg_safe_monitor_graph`` (examples.reorg_safe_monitor_graph on the demo
+chain, which reorganises).
 
 Each demo graph's positions are what the editor's Auto-layout makes of it with the cards as they
 render (top-down, 70 px between ranks, a Condition's true branch 140 px to the left), so the editor
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from keeperstate.workflows.examples import Graph
+from keeperstate.workflows.examples import Graph, reorg_safe_monitor_graph
 
 ALERTS_SECRET = "ALERTS_TOKEN"  # the demo organization's secret the alerts endpoint checks
 
@@ -96,6 +98,14 @@ def live_block_monitor_graph(base_url: str = DEFAULT_BASE_URL, *, rpc_url: str |
         {"id": "e8", "source": "send-alert", "target": "save-cursor"},
     ]
     return nodes, edges
+
+
+def live_reorg_safe_monitor_graph(base_url: str = DEFAULT_BASE_URL) -> Graph:
+    """The demo organization's Reorg-safe monitor: keeperstate.workflows.examples'
+    reorg_safe_monitor_graph on the demo chain, which reorganises (KEEPERSTATE_DEMO_REORG_EVERY),
+    alerting to the demo's sink with the organization's ALERTS_TOKEN."""
+    base = base_url.rstrip("/")
+    return reorg_safe_monitor_graph(base + RPC_PATH, base + ALERTS_PATH, alerts_secret=ALERTS_SECRET)
 
 
 def legacy_live_block_monitor_graph(base_url: str = DEFAULT_BASE_URL) -> Graph:

@@ -28,6 +28,7 @@ from keeperstate.demo.graphs import (
     heartbeat_graph,
     legacy_live_block_monitor_graph,
     live_block_monitor_graph,
+    live_reorg_safe_monitor_graph,
 )
 from keeperstate.demo.models import DemoSeed
 from keeperstate.secrets.models import OrganizationSecret
@@ -44,6 +45,15 @@ MONITOR_DESCRIPTION = (
     "Every 10 s (a Schedule trigger, active) reads the demo chain's head over JSON-RPC and alerts every "
     "block since the last one it saw, once each, moving its cursor block by block."
 )
+REORG_SAFE_NAME = "Reorg-safe monitor"
+REORG_SAFE_DESCRIPTION = (
+    "Every 10 s alerts every block of the demo chain once, in order, and stays exact when the chain "
+    "reorganises (every minute here): its cursor keeps the last blocks' hashes, a replaced block is named "
+    "in one reorg alert and its replacement alerted; a reorganisation deeper than maxReorgDepth fails the "
+    "run after alerting."
+)
+# The seeded workflows whose URLs name the demo's own endpoints (moved when serve moves).
+MONITOR_KEYS = ("block-monitor", "reorg-safe-monitor")
 # Seed markers of the pieces the live monitor added (see seed_demo): never rename them.
 ALERTS_SEED = "alerts-token"
 LIVE_MONITOR_SEED = "block-monitor-live"
@@ -92,6 +102,13 @@ DEMO_WORKFLOWS: list[DemoWorkflow] = [
         description=MONITOR_DESCRIPTION,
         graph=live_block_monitor_graph,
         changes={"active": True},  # it watches the feed by itself, every 10 s
+    ),
+    DemoWorkflow(
+        key="reorg-safe-monitor",
+        name=REORG_SAFE_NAME,
+        description=REORG_SAFE_DESCRIPTION,
+        graph=live_reorg_safe_monitor_graph,
+        changes={"active": True},
     ),
     DemoWorkflow(
         key="heartbeat",
@@ -266,12 +283,12 @@ def _make_monitor_see_every_block(workflow: Workflow | None, base_url: str) -> N
 
 
 def point_demo_at(base_url: str) -> None:
-    """Move the seeded monitor's demo URLs to where the site is served now (``serve`` on another
+    """Move the seeded monitors' demo URLs to where the site is served now (``serve`` on another
     address than at seeding); URLs that do not name the demo's own endpoints are left alone."""
-    marker = DemoSeed.objects.filter(key="block-monitor").values_list("workflow_id", flat=True).first()
-    workflow = Workflow.objects.alive().filter(pk=marker).first() if marker else None
-    if workflow is not None and (moved := _point_at(workflow.nodes, base_url)) is not None:
-        workflow_update(workflow, nodes=moved)
+    markers = DemoSeed.objects.filter(key__in=MONITOR_KEYS).values_list("workflow_id", flat=True)
+    for workflow in Workflow.objects.alive().filter(pk__in=[m for m in markers if m]).order_by("created_at"):
+        if (moved := _point_at(workflow.nodes, base_url)) is not None:
+            workflow_update(workflow, nodes=moved)
 
 
 def ensure_demo(

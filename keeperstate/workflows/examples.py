@@ -65,3 +65,210 @@ def block_monitor_graph(base_url: str = "") -> Graph:
         {"id": "e3", "source": "condition-1", "target": "state-set-1", "sourceHandle": "true"},
     ]
     return nodes, edges
+
+
+# --- the reorg-safe chain monitor (docs/http-and-secrets.md, "A monitor that survives reorganisations") ---
+
+MAX_REORG_DEPTH = 12  # blocks a reorganisation may replace and still be followed
+BLOCKS_PER_RUN = 100  # the monitor's catch-up pace, as the demo's Block monitor's
+EXAMPLE_RPC_URL = "http://127.0.0.1:8000/demo/rpc/"  # `manage.py serve`'s demo chain and alert sink
+EXAMPLE_ALERTS_URL = "http://127.0.0.1:8000/demo/alerts/"
+
+
+def reorg_safe_monitor_graph(
+    rpc_url: str = EXAMPLE_RPC_URL,
+    alerts_url: str = EXAMPLE_ALERTS_URL,
+    *,
+    alerts_secret: str = "ALERTS_TOKEN",
+    max_reorg_depth: int = MAX_REORG_DEPTH,
+    confirmations: int = 0,
+    interval: int = 10,
+) -> Graph:
+    """A block monitor that stays exact when the chain reorganises (DESIGN.md §14), built from the
+    palette's actions only: every block of the canonical chain alerted once, in order; a block the
+    chain replaced named in one ``reorg`` alert; a reorganisation deeper than ``max_reorg_depth``
+    fails the run (FAILED_BY_WORKFLOW) after alerting.
+
+    The cursor (state key ``cursor``) is ``{"number", "hash", "recent"}``: the last block alerted
+    and the hashes of the last ``max_reorg_depth + 1`` blocks alerted, oldest first (the newest is
+    ``hash``). Each run:
+
+    1. **Check cursor**, a For Each over ``recent`` newest first, fetches the block at each height
+       and stops (Stop Loop) at the first whose hash the chain still has: the cursor's own block
+       when nothing changed (one call), else the common ancestor, ``depth`` blocks below.
+    2. None found → **Reorg too deep** alert, then **Fail Run**. Found below the cursor → **Reorg
+       alert** (the replaced range and their old hashes), then **Rewind cursor** to the ancestor
+       with compare-and-set.
+    3. **Each block** from the block after the cursor (or the ancestor; on the first run,
+       ``max_reorg_depth`` blocks below the head, so there are hashes to walk back over) to the head
+       less ``confirmations``, at most BLOCKS_PER_RUN a run: fetch it, re-read the cursor, and alert
+       it only if its ``parentHash`` is the cursor's hash; then save the cursor with compare-and-set.
+       A block that does not follow (the chain changed during the run) stops the loop (Stop Loop):
+       the next run finds the reorganisation in step 1.
+
+    The alert goes before the cursor moves (at least once); every alert has a ``dedupKey``
+    (``block-<hash>``, ``reorg-<ancestor>-<old hash>``, ``reorg-too-deep-<hash>``) by which a
+    receiver keeps it once. ``alerts_secret`` names the organization secret sent as the bearer
+    token. Positions are what the editor's Auto-layout makes of it (tests/browser/test_demo_layout.py).
+    """
+    cursor_value = "<<@cursor:Cursor.value>>"
+    exists = "<<@cursor:Cursor.exists>>"
+    item, index = "<<@each-block:Each block.item>>", "<<@each-block:Each block.index>>"
+    block = "<<@block:Block.result>>"
+    saved, saved_value = "<<@saved:Last saved.exists>>", "<<@saved:Last saved.value>>"
+    chain_block = "<<@chain-block:Chain block.result>>"
+    authorization = {"Authorization": f"Bearer <<@__secrets:Secrets.{alerts_secret}>>"}
+
+    def action(node_id: str, label: str, x: int, y: int, config: dict[str, Any]) -> dict[str, Any]:
+        return {"id": node_id, "type": "action", "position": {"x": x, "y": y},
+                "data": {"label": label, "type": "action", "config": config}}
+
+    def rpc_call(body: dict[str, Any]) -> dict[str, Any]:
+        return {"actionType": "HTTP Request", "method": "POST", "url": rpc_url, "jsonRpc": True, "body": body}
+
+    def alert(body: dict[str, Any]) -> dict[str, Any]:
+        return {"actionType": "HTTP Request", "method": "POST", "url": alerts_url, "headers": authorization,
+                "body": {**body, "execution": "<<@__system:System.executionId>>"}}
+
+    def fields(*assignments: tuple[str, str]) -> dict[str, Any]:
+        return {"actionType": "Set Fields", "fields": [{"name": n, "expression": e} for n, e in assignments]}
+
+    nodes = [
+        {"id": "trigger", "type": "trigger", "position": {"x": 0, "y": 0},
+         "data": {"label": f"Every {interval} s", "type": "trigger",
+                  "config": {"triggerType": "Schedule", "interval": interval, "overlap": "skip"}}},
+        action("settings", "Settings", 0, 174, fields(
+            ("maxReorgDepth", str(max_reorg_depth)),
+            ("confirmations", str(confirmations)),
+        )),
+        action("head", "Head", 0, 346, rpc_call({"method": "eth_blockNumber", "params": []})),
+        action("cursor", "Cursor", 0, 577, {"actionType": "State Get", "key": "cursor"}),
+        # 1. Is the cursor's block still in the chain? If not, which block below it is?
+        action("check", "Check cursor", 0, 736, {
+            "actionType": "For Each",
+            "items": f"if({exists}, reverse({cursor_value}['recent']), [])",
+            "maxItems": BLOCKS_PER_RUN,
+        }),
+        action("kept", "Kept block", -140, 943, fields(
+            ("number", f"{cursor_value}['number'] - <<@check:Check cursor.index>>"),
+            ("hex", "hex(number)"),
+        )),
+        action("chain-block", "Chain block", -140, 1118, rpc_call(
+            {"method": "eth_getBlockByNumber", "params": ["<<@kept:Kept block.hex>>", False]})),
+        action("still", "Still in the chain?", -233, 1349, {
+            "actionType": "Condition",
+            "condition": f"{chain_block} != null and {chain_block}['hash'] == <<@check:Check cursor.item>>",
+        }),
+        action("found", "Found it", -373, 1596, {"actionType": "Stop Loop"}),
+        action("resume", "Resume", 140, 943, fields(
+            ("found", f"not {exists} or <<@check:Check cursor.stopped>>"),
+            ("depth", f"if({exists}, <<@check:Check cursor.count>> - 1, 0)"),
+            ("start", f"if({exists}, {cursor_value}['number'] - depth + 1, null)"),
+        )),
+        # 2. Too deep: alert, then fail. Replaced: one reorg alert, then the cursor back.
+        action("ancestor-found", "Ancestor found?", 140, 1118,
+               {"actionType": "Condition", "condition": "<<@resume:Resume.found>>"}),
+        action("too-deep-alert", "Reorg too deep", 327, 1349, alert({
+            "type": "reorg-too-deep",
+            "cursor": cursor_value,
+            "maxReorgDepth": "<<@settings:Settings.maxReorgDepth>>",
+            "dedupKey": "reorg-too-deep-<<@cursor:Cursor.value.hash>>",
+        })),
+        action("too-deep", "Stop: reorg too deep", 327, 1596, {
+            "actionType": "Fail Run",
+            "message": "The chain no longer has any of the blocks this monitor kept (up to block "
+                       "<<@cursor:Cursor.value.number>>): it reorganised deeper than maxReorgDepth "
+                       "(<<@settings:Settings.maxReorgDepth>>). Check the chain; to start again at its head, "
+                       "delete the state key cursor.",
+            "details": {"block": "<<@cursor:Cursor.value.number>>", "hash": "<<@cursor:Cursor.value.hash>>",
+                        "maxReorgDepth": "<<@settings:Settings.maxReorgDepth>>"},
+        }),
+        action("reorganised", "Reorganised?", 47, 1349,
+               {"actionType": "Condition", "condition": "<<@resume:Resume.depth>> > 0"}),
+        action("replaced", "Replaced", -93, 1596, fields(
+            ("ancestor", "<<@resume:Resume.start>> - 1"),
+            ("recent", f"{cursor_value}['recent']"),
+            ("oldHashes", "slice(recent, -<<@resume:Resume.depth>>)"),
+            ("kept", "slice(recent, 0, -<<@resume:Resume.depth>>)"),
+            ("ancestorHash", "kept[-1]"),
+            ("key", f"'reorg-' + text(ancestor) + '-' + {cursor_value}['hash']"),
+        )),
+        action("reorg-alert", "Reorg alert", -93, 1799, alert({
+            "type": "reorg",
+            "from": "<<@resume:Resume.start>>",
+            "to": "<<@cursor:Cursor.value.number>>",
+            "depth": "<<@resume:Resume.depth>>",
+            "oldHashes": "<<@replaced:Replaced.oldHashes>>",
+            "ancestor": "<<@replaced:Replaced.ancestor>>",
+            "ancestorHash": "<<@replaced:Replaced.ancestorHash>>",
+            "dedupKey": "<<@replaced:Replaced.key>>",
+        })),
+        action("rewind", "Rewind cursor", -93, 2049, {
+            "actionType": "State Set", "key": "cursor",
+            "value": {"number": "<<@replaced:Replaced.ancestor>>", "hash": "<<@replaced:Replaced.ancestorHash>>",
+                      "recent": "<<@replaced:Replaced.kept>>"},
+            "expectedVersion": "<<@cursor:Cursor.version>>",
+        }),
+        # 3. The blocks after it, each alerted only if it follows the block saved before it.
+        action("range", "Range", 47, 2258, fields(
+            ("head", "number(<<@head:Head.result>>)"),
+            ("safe", "head - <<@settings:Settings.confirmations>>"),
+            # the first run starts maxReorgDepth blocks back, so it keeps hashes to walk back over
+            ("start", "coalesce(<<@resume:Resume.start>>, max(safe - <<@settings:Settings.maxReorgDepth>>, 0))"),
+            ("end", f"min(safe, start + {BLOCKS_PER_RUN - 1})"),
+        )),
+        action("each-block", "Each block", 47, 2433, {
+            "actionType": "For Each", "items": "range(<<@range:Range.start>>, <<@range:Range.end>>)",
+            "maxItems": BLOCKS_PER_RUN,
+        }),
+        action("block-number", "Block number", -93, 2627, fields(("hex", f"hex({item})"))),
+        action("block", "Block", -93, 2802, rpc_call(
+            {"method": "eth_getBlockByNumber", "params": ["<<@block-number:Block number.hex>>", False]})),
+        action("saved", "Last saved", -93, 3033, {"actionType": "State Get", "key": "cursor"}),
+        action("follows", "Follows the cursor?", -93, 3192, {
+            "actionType": "Condition",
+            "condition": f"{block} != null and (not {saved} or {block}['parentHash'] == {saved_value}['hash'])",
+        }),
+        action("send-alert", "Send alert", -233, 3400, alert({
+            "type": "block",
+            "block": item,
+            "hash": "<<@block:Block.result.hash>>",
+            "parentHash": "<<@block:Block.result.parentHash>>",
+            "dedupKey": "block-<<@block:Block.result.hash>>",
+            "index": index,
+        })),
+        action("next-cursor", "Next cursor", -233, 3650, fields(
+            ("kept", f"if({saved}, {saved_value}['recent'], [])"),
+            ("recent", f"slice(append(kept, {block}['hash']), -(<<@settings:Settings.maxReorgDepth>> + 1))"),
+        )),
+        action("save-cursor", "Save cursor", -233, 3825, {
+            "actionType": "State Set", "key": "cursor",
+            "value": {"number": item, "hash": "<<@block:Block.result.hash>>",
+                      "recent": "<<@next-cursor:Next cursor.recent>>"},
+            "expectedVersion": "<<@saved:Last saved.version>>",
+        }),
+        action("moved", "Stop: the chain moved", 47, 3400, {"actionType": "Stop Loop"}),
+    ]
+    chain = [
+        ("trigger", "settings", None), ("settings", "head", None), ("head", "cursor", None),
+        ("cursor", "check", None),
+        ("check", "kept", "each"), ("kept", "chain-block", None), ("chain-block", "still", None),
+        ("still", "found", "true"),
+        ("check", "resume", "done"), ("resume", "ancestor-found", None),
+        ("ancestor-found", "too-deep-alert", "false"), ("too-deep-alert", "too-deep", None),
+        ("ancestor-found", "reorganised", "true"),
+        ("reorganised", "replaced", "true"), ("replaced", "reorg-alert", None), ("reorg-alert", "rewind", None),
+        ("rewind", "range", None), ("reorganised", "range", "false"),
+        ("range", "each-block", None),
+        ("each-block", "block-number", "each"), ("block-number", "block", None), ("block", "saved", None),
+        ("saved", "follows", None),
+        ("follows", "send-alert", "true"), ("send-alert", "next-cursor", None), ("next-cursor", "save-cursor", None),
+        ("follows", "moved", "false"),
+    ]
+    edges = []
+    for number, (source, target, handle) in enumerate(chain, start=1):
+        edge: dict[str, Any] = {"id": f"e{number}", "source": source, "target": target}
+        if handle:
+            edge["sourceHandle"] = handle
+        edges.append(edge)
+    return nodes, edges
