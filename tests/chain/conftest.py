@@ -15,6 +15,9 @@ Fixtures for any test in this folder:
   by PID after the test; their logs are printed when the test failed.
 * ``chain_worker`` — one worker whose egress guard allows only the chain
   (``KEEPERSTATE_HTTP_ALLOW=chain.address``), with tests/workers' fast clocks.
+* ``receiver`` — an alert receiver on 127.0.0.1 (tests/chain/receiver.py) that records every alert
+  sent with ``Authorization: Bearer`` TOKEN, duplicates included, and can hold one delivery while a
+  test kills the worker; stopped after the test.
 
 A test here needs the database committed for the worker to see it:
 ``pytest.mark.django_db(transaction=True)``. Without node or the installed ganache the tier fails
@@ -26,7 +29,10 @@ from __future__ import annotations
 import pytest
 
 from tests.chain.ganache import Ganache, missing
+from tests.chain.receiver import AlertReceiver
 from tests.workers.processes import free_port
+
+TOKEN = "chain-tier-alerts-token"  # the receiver's bearer token: the monitors' ALERTS_TOKEN secret
 
 
 @pytest.fixture
@@ -47,3 +53,12 @@ def chain(tmp_path, request):
 @pytest.fixture
 def chain_worker(chain, processes):
     return processes.worker("chain-worker", KEEPERSTATE_HTTP_ALLOW=chain.address)
+
+
+@pytest.fixture
+def receiver():
+    running = AlertReceiver(TOKEN).start()
+    try:
+        yield running
+    finally:
+        running.stop()

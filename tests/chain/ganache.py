@@ -5,6 +5,11 @@
 (``--miner.blockTime 0`` and no transactions are ever sent, so blocks come only from
 ``evm_mine``), waits for it to answer ``eth_blockNumber`` (bounded), and ``stop`` ends it by its
 PID (SIGTERM, a bounded wait, then SIGKILL). Nothing is downloaded at run time.
+
+Reorganisations are ganache's own: ``snapshot()`` (``evm_snapshot``) before mining the blocks to be
+replaced, then ``reorg(snapshot, n)``: ``evm_revert`` to it and ``n`` other blocks mined in their
+place. Blocks mined without transactions in the same second are equal, hashes included, so the new
+branch's first block gets a later timestamp than the one it replaces: another block, another hash.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +46,12 @@ class ChainError(AssertionError):
     pass
 
 
+@dataclass(frozen=True)
+class Snapshot:
+    id: str  # evm_snapshot's id
+    head: int  # the head when it was taken: a reorg to it replaces the blocks above
+
+
 class Ganache:
     """One ganache process. ``url`` is its JSON-RPC endpoint; ``address`` (``127.0.0.1:<port>``)
     is the entry a worker's KEEPERSTATE_HTTP_ALLOW needs to reach it and nothing else."""
@@ -49,6 +61,7 @@ class Ganache:
         self.log_path = log_path
         self.process: subprocess.Popen[bytes] | None = None
         self._ids = 0
+        self.mined = 0  # blocks mined since the start, replaced ones included
 
     @property
     def address(self) -> str:
@@ -126,7 +139,29 @@ class Ganache:
         after = self.head()
         if after != before + blocks:
             raise ChainError(f"mined {blocks} blocks from {before} but the head is {after}")
+        self.mined += blocks
         return after
+
+    def snapshot(self) -> Snapshot:
+        """``evm_snapshot``: the chain as it is now, to reorganise back to."""
+        return Snapshot(self.rpc("evm_snapshot"), self.head())
+
+    def reorg(self, snapshot: Snapshot, blocks: int) -> list[str]:
+        """Replace every block mined since ``snapshot`` by ``blocks`` others (``evm_revert``, then
+        ``evm_mine``), as a reorganisation does; the hashes replaced, oldest first. ``blocks`` may be
+        fewer than those replaced (a shorter chain) or more."""
+        old_head = self.head()
+        if old_head <= snapshot.head:
+            raise ChainError(f"nothing was mined since the snapshot at {snapshot.head}: nothing to replace")
+        replaced = [self.block(n)["hash"] for n in range(snapshot.head + 1, old_head + 1)]
+        first = int(self.block(snapshot.head + 1)["timestamp"], 16)
+        if self.rpc("evm_revert", snapshot.id) is not True or self.head() != snapshot.head:
+            raise ChainError(f"evm_revert to {snapshot} failed")
+        self.rpc("evm_mine", {"blocks": blocks, "timestamp": first + 1})
+        if self.head() != snapshot.head + blocks or self.block(snapshot.head + 1)["hash"] == replaced[0]:
+            raise ChainError(f"the blocks mined after reverting to {snapshot.head} are not other blocks")
+        self.mined += blocks
+        return replaced
 
     def block(self, number: int) -> dict[str, Any] | None:
         """``eth_getBlockByNumber`` of ``number`` (without transactions); None beyond the head."""

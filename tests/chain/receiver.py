@@ -2,9 +2,9 @@
 it is sent, duplicates included, so a test counts deliveries (what the sender did) apart from
 what a deduplicating receiver keeps (one per ``dedupKey``, as the demo's sink and PagerDuty do).
 
-``hold(block)`` makes the receiver keep the first delivery of that block waiting (recorded, not yet
-answered) until ``release()``: a test kills the worker while its run waits there, between the alert
-and the cursor's move.
+``hold(block=6)`` (or any fields, ``hold(type="reorg")``) makes the receiver keep the first delivery
+that has them waiting (recorded, not yet answered) until ``release()``: a test kills the worker while
+its run waits there, between the alert and the cursor's move.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class AlertReceiver:
         self.token = token
         self.deliveries: list[dict[str, Any]] = []  # every alert received, in order
         self._lock = threading.Lock()
-        self._hold: int | None = None
+        self._hold: dict[str, Any] | None = None
         self.holding = threading.Event()  # a delivery of the held block is waiting
         self.released = threading.Event()
         self.httpd = _Server(("127.0.0.1", 0), _Handler)
@@ -94,12 +94,16 @@ class AlertReceiver:
             self.deliveries.append(alert)
             return duplicate
 
-    def hold(self, block: int) -> None:
-        self._hold = block
+    def hold(self, **fields: Any) -> None:
+        """Keep the next delivery with these fields waiting until ``release()``."""
+        with self._lock:
+            self.holding.clear()
+            self.released.clear()
+            self._hold = fields
 
     def should_hold(self, alert: dict[str, Any]) -> bool:
         with self._lock:
-            if self._hold is None or alert.get("block") != self._hold:
+            if self._hold is None or any(alert.get(name) != value for name, value in self._hold.items()):
                 return False
             self._hold = None  # the first delivery only: the next run's goes through
             return True

@@ -20,24 +20,14 @@ from keeperstate.executions.models import WorkflowExecution
 from keeperstate.secrets.store import secret_put
 from keeperstate.state.models import WorkflowState
 from keeperstate.workflows.services import workflow_create
-from tests.chain.receiver import AlertReceiver
+from tests.chain.conftest import TOKEN
 from tests.workers.processes import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-TOKEN = "chain-tier-alerts-token"
 TICK = 1  # seconds between the monitor's runs (tests/workers' FAST clocks allow 1)
 CATCH_UP_SECONDS = 60  # a burst is alerted within a few ticks; the bound allows a loaded machine
 BURSTS = [1, 3, 7, 12, 2]
-
-
-@pytest.fixture
-def receiver():
-    running = AlertReceiver(TOKEN).start()
-    try:
-        yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture
@@ -103,7 +93,7 @@ def test_a_worker_killed_mid_loop_resumes_after_the_last_block_it_finished(chain
     caught_up(monitor, 0)
 
     # given a burst of 10 blocks, and the worker killed while its run waits on block 6's alert
-    receiver.hold(6)
+    receiver.hold(block=6)
     chain.mine(10)
     assert receiver.holding.wait(CATCH_UP_SECONDS), "no run delivered block 6"
     processes.kill(worker)
