@@ -111,12 +111,12 @@ class Figures:
                 previous = alert["block"]
         return wrong
 
-    def summary(self, mined: int, made: list[int], runs) -> str:
+    def summary(self, title: str, mined: int, made: list[int], runs) -> str:
         statuses = dict(Counter(runs.values_list("status", flat=True)))
-        return (f"blocks mined {mined} (head {max(self.canonical)}), reorgs made {len(made)} (depths {made}); "
+        return (f"{title}: blocks mined {mined} (head {max(self.canonical)}), reorgs made {len(made)} (depths {made}); "
                 f"alerts delivered {len(self.deliveries)}, kept {len(self.kept)} ({len(self.blocks)} block, "
                 f"{len(self.reorgs)} reorg: depths {[r['depth'] for r in self.reorgs]}); replaced blocks alerted "
-                f"{len(self.replaced)}, unnamed {self.unnamed()}; gaps {self.gaps}; duplicates "
+                f"{len(self.replaced)}, not named {[n for n, _ in self.unnamed()]}; gaps {self.gaps}; duplicates "
                 f"{[(d['type'], d.get('block', d.get('from'))) for d in self.duplicates]}; runs {statuses}")
 
 
@@ -182,7 +182,7 @@ def test_every_block_of_the_final_chain_is_alerted_once_and_every_replaced_one_n
     # then every block of the final chain was alerted exactly once (by key), in order
     figures = Figures(chain, receiver)
     runs = WorkflowExecution.objects.filter(workflow=monitor)
-    print(figures.summary(chain.mined, made, runs))
+    print(figures.summary("reorgs", chain.mined, made, runs))
     assert figures.gaps == []
     assert figures.twice == {}
     assert figures.out_of_order() == []
@@ -203,32 +203,36 @@ def test_every_block_of_the_final_chain_is_alerted_once_and_every_replaced_one_n
 def test_a_reorganisation_deeper_than_max_reorg_depth_fails_the_run_with_its_code_and_alerts(
     chain, receiver, monitor, worker
 ):
-    # given the monitor caught up at block 6, keeping blocks 2–6
-    snapshot_below = None
+    # given the monitor caught up at block 6, keeping the hashes of blocks 2–6
     worker()
     caught_up(chain, monitor)
-    snapshot_below = chain.snapshot()  # at block 0
-    chain.mine(6)
+    chain.mine(1)
+    below = chain.snapshot()  # at block 1
+    chain.mine(5)
     caught_up(chain, monitor)
     kept = cursor(monitor)
+    assert len(kept["recent"]) == MAX_REORG_DEPTH + 1
 
-    # when blocks 1–6 are replaced: one more than the monitor can follow
-    replaced = chain.reorg(snapshot_below, 8)
+    # when blocks 2–6 are replaced: one more than maxReorgDepth, none of the kept hashes is left
+    replaced = chain.reorg(below, 7)
+    assert len(replaced) == MAX_REORG_DEPTH + 1
 
     # then its runs fail with FAILED_BY_WORKFLOW, after one too-deep alert (the receiver keeps one)
-    failed = wait_until(
-        lambda: WorkflowExecution.objects.filter(workflow=monitor, error_code="FAILED_BY_WORKFLOW").count() >= 2,
-        CATCH_UP_SECONDS, "two runs to fail")
-    assert failed
-    first = WorkflowExecution.objects.filter(workflow=monitor, error_code="FAILED_BY_WORKFLOW").earliest("queued_at")
+    failing = WorkflowExecution.objects.filter(workflow=monitor, error_code="FAILED_BY_WORKFLOW")
+    wait_until(lambda: failing.count() >= 2, CATCH_UP_SECONDS, "two runs to fail")
+    first = failing.earliest("queued_at")
     assert first.status == "error"
     assert f"deeper than maxReorgDepth ({MAX_REORG_DEPTH})" in first.error
+    assert first.node_results["too-deep"]["details"] == {"block": 6, "hash": kept["hash"],
+                                                          "maxReorgDepth": MAX_REORG_DEPTH}
+    assert first.node_results["too-deep-alert"]["success"] is True  # the alert went before the failure
     figures = Figures(chain, receiver)
     (too_deep,) = [a for a in figures.kept if a["type"] == "reorg-too-deep"]
     assert too_deep["cursor"] == kept
     assert any(d["type"] == "reorg-too-deep" for d in figures.duplicates)  # sent again, kept once
     # and nothing was alerted or moved past it: no block of the new chain, no reorg alert, the cursor as it was
     assert figures.reorgs == []
-    assert all(a["hash"] != chain.block(a["block"])["hash"] for a in figures.blocks if a["block"] >= 1)
+    assert not any(a["hash"] == chain.block(a["block"])["hash"] for a in figures.blocks if a["block"] > below.head)
     assert cursor(monitor) == kept
-    print(figures.summary(chain.mined, [len(replaced)], WorkflowExecution.objects.filter(workflow=monitor)))
+    print(figures.summary("too deep", chain.mined, [len(replaced)],
+                          WorkflowExecution.objects.filter(workflow=monitor)))
