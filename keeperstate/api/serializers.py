@@ -332,7 +332,7 @@ class ExecutionQueuedOutput(serializers.Serializer):
     status = serializers.CharField()
 
 
-class NodeExecuteInput(serializers.Serializer):
+class NodeExecuteInput(_OrganizationInput):
     actionType = serializers.ChoiceField(choices=[])
     config = JSONObjectField(default=dict, help_text="The action's config fields, as in a node's data.config.")
     input = JSONObjectField(

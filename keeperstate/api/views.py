@@ -36,15 +36,19 @@ from keeperstate.api.schema import IDEMPOTENCY_KEY_HEADER, WorkflowBadRequest, e
 from keeperstate.api.serializers import ExecuteQuery
 from keeperstate.api.throttles import AuthenticatedOrCounted
 from keeperstate.core.errors import Code, CodedError, error_body
-from keeperstate.engine.context import RunContext
-from keeperstate.engine.fields import parse_config
-from keeperstate.engine.registry import catalogue, get_action
-from keeperstate.engine.results import Succeeded
-from keeperstate.engine.runner import run_action
+from keeperstate.engine.registry import catalogue
 from keeperstate.engine.validation import validate_graph
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.executions.selectors import executions_of
-from keeperstate.executions.service import Started, check_idempotency_key, retry_run, run_step, start_run
+from keeperstate.executions.service import (
+    Started,
+    check_idempotency_key,
+    queue_run,
+    retry_run,
+    run_alone,
+    run_now,
+    run_step,
+)
 from keeperstate.executions.shapes import execution_json, step_json
 from keeperstate.workflows.models import Workflow, WorkflowVersion
 from keeperstate.workflows.services import (
@@ -60,10 +64,6 @@ from keeperstate.workflows.services import (
 )
 from keeperstate.workflows.shapes import workflow_json, workflow_summary_json
 from keeperstate.workflows.versions import versions_of
-
-# Direct node execution plays its input as the output of a trigger with this id and label.
-DIRECT_TRIGGER_ID = "trigger"
-DIRECT_TRIGGER_LABEL = "Trigger"
 
 
 class JSONOnly(APIView):
@@ -232,15 +232,11 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
         query = ExecuteQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         run_input = validated(s.ExecuteInput, request)["input"]
-        started = start_run(
-            workflow,
-            run_input,
-            trigger=trigger_of(request),
-            user=request.user,
-            idempotency_key=check_idempotency_key(request.headers.get("Idempotency-Key")),
-            background=query.validated_data["async"],
-        )
-        return execution_response(started, status.HTTP_202_ACCEPTED if query.validated_data["async"] else 201)
+        background = query.validated_data["async"]
+        start = queue_run if background else run_now
+        started = start(workflow, run_input, trigger=trigger_of(request), user=request.user,
+                        idempotency_key=check_idempotency_key(request.headers.get("Idempotency-Key")))
+        return execution_response(started, status.HTTP_202_ACCEPTED if background else 201)
 
     @extend_schema(
         summary="Replace the workflow's webhook secret; the old one stops working at once",
@@ -367,25 +363,15 @@ class NodeExecuteView(JSONOnly):
         summary="Run one action outside any workflow",
         description="Answers the node result with 200 whether the action succeeded or not, like a node "
         "of an execution: state actions fail with STATE_NO_WORKFLOW_CONTEXT, since state belongs to a "
-        "workflow. The input plays the trigger's output (<<@trigger:Trigger.field>>).",
+        "workflow. The input plays the trigger's output (<<@trigger:Trigger.field>>). It counts as a run "
+        "of the organization (default: your first), against its runs per minute (429 THROTTLED past them).",
         request=s.NodeExecuteInput,
         responses={200: s.NodeResultOutput, **errors(400, 401, 403, with_body=True)},
     )
     def post(self, request: Request) -> Response:
         data = validated(s.NodeExecuteInput, request)
-        definition = get_action(data["actionType"])
-        assert definition is not None  # the serializer's choices are the registry's actions
-        config, errors = parse_config(definition.config_fields, data["config"])
-        if errors:  # the config no workflow could store: the node's failure, as a run would record it
-            return Response(s.NodeResultOutput(errors[0].as_result()).data)
-        result, _handle = run_action(
-            data["actionType"],
-            config,
-            RunContext(),
-            results={DIRECT_TRIGGER_ID: Succeeded(data["input"])},
-            labels={DIRECT_TRIGGER_ID: DIRECT_TRIGGER_LABEL},
-        )
-        return Response(s.NodeResultOutput(result).data)
+        result = run_alone(data["organization"].pk, data["actionType"], data["config"], data["input"])
+        return Response(result.to_json())
 
 
 @extend_schema(tags=["actions"])

@@ -30,7 +30,7 @@ from keeperstate.api.schema import IDEMPOTENCY_KEY_HEADER, errors
 from keeperstate.api.throttles import WebhookThrottle
 from keeperstate.engine.runner import RunInputInvalid
 from keeperstate.executions.models import WorkflowExecution
-from keeperstate.executions.service import check_idempotency_key, start_run
+from keeperstate.executions.service import check_idempotency_key, queue_run, run_waited
 from keeperstate.executions.shapes import execution_json
 from keeperstate.workflows.models import Workflow
 
@@ -82,14 +82,11 @@ class WebhookView(APIView):
         began = time.monotonic()
         # Waited: run here, in this process's pool of waited runs, as fast as the API's execute
         # (docs/adr/0058-waited-webhooks-run-in-the-web-process.md); else queued for a worker.
-        started = start_run(
-            workflow,
-            body,
-            trigger=WorkflowExecution.Trigger.WEBHOOK,
-            idempotency_key=check_idempotency_key(request.headers.get("Idempotency-Key")),
-            background=not wait,
-            wait=wait,
-        )
+        trigger, key = WorkflowExecution.Trigger.WEBHOOK, check_idempotency_key(request.headers.get("Idempotency-Key"))
+        if wait:
+            started = run_waited(workflow, body, trigger=trigger, idempotency_key=key, wait=wait)
+        else:
+            started = queue_run(workflow, body, trigger=trigger, idempotency_key=key)
         execution = started.execution
         if wait and execution.status == WorkflowExecution.Status.QUEUED:
             # A worker has it (this process's pool was busy, or a repeated key found it queued).

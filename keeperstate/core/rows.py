@@ -63,15 +63,28 @@ class Insert(Generic[M]):
         placeholders = ", ".join(["%s"] * len(self.fields))
         self.sql = f'INSERT INTO "{model._meta.db_table}" ({columns}) VALUES ({placeholders})'
 
-    def save(self, instance: M, using: str = DEFAULT_DB_ALIAS) -> None:
-        if self.by_database or signals.pre_save.has_listeners(self.model) or signals.post_save.has_listeners(
+    @property
+    def by_orm(self) -> bool:
+        """Whether ``save`` leaves the insert to the ORM (see the class's docstring)."""
+        return self.by_database or signals.pre_save.has_listeners(self.model) or signals.post_save.has_listeners(
             self.model
-        ):
+        )
+
+    def values(self, instance: M, using: str = DEFAULT_DB_ALIAS) -> list[Any]:
+        """The row's values in column order, each adapted by its own field, as ``self.sql`` takes them."""
+        connection = connections[using]
+        return [field.get_db_prep_save(field.pre_save(instance, True), connection) for field in self.fields]
+
+    def save(self, instance: M, using: str = DEFAULT_DB_ALIAS) -> None:
+        if self.by_orm:
             instance.save(force_insert=True, using=using)
             return
-        connection = connections[using]
-        values = [field.get_db_prep_save(field.pre_save(instance, True), connection) for field in self.fields]
-        kept_cursor(connection).execute(self.sql, values)
-        instance._state.adding, instance._state.db = False, using
-        if isinstance(instance, KeepsOrganization):  # what its save() remembers
-            instance._stored_organization_id = instance.__dict__.get("organization_id")
+        kept_cursor(connections[using]).execute(self.sql, self.values(instance, using))
+        saved(instance, using)
+
+
+def saved(instance: Model, using: str = DEFAULT_DB_ALIAS) -> None:
+    """Mark an instance written by a statement of ours as a saved row, as Django's save would."""
+    instance._state.adding, instance._state.db = False, using
+    if isinstance(instance, KeepsOrganization):  # what its save() remembers
+        instance._stored_organization_id = instance.__dict__.get("organization_id")

@@ -45,7 +45,6 @@ from keeperstate.engine.results import (
     Succeeded,
     edge_state,
     iterated,
-    result_from_json,
     results_to_json,
     settled,
 )
@@ -95,10 +94,12 @@ def run_graph(
     *,
     on_progress: ProgressHook | None = None,
     node_transaction: TransactionFactory | None = None,
+    outcome: RunOutcome | None = None,
 ) -> RunOutcome:
     """Run the graph; ``node_transaction`` wraps each node that may change something together with
-    its ``on_progress`` call."""
-    outcome = RunOutcome()
+    its ``on_progress`` call. The results go into ``outcome`` as they come (a new one if not
+    given), so a caller holding it sees what ran when something escapes the run."""
+    outcome = RunOutcome() if outcome is None else outcome
     try:
         graph = Graph.parse(nodes, edges)
         trigger = graph.trigger_id()
@@ -230,24 +231,27 @@ def run_node(
     return execute_action(graph.action_type(node_id), graph.config(node_id), ctx, results=results, labels=labels)
 
 
+def reaches_outside(nodes: Any) -> bool:
+    """Whether a run of these nodes may act outside the database: an action node whose egress is
+    not ``none`` (HTTP Request), or one whose action the registry does not know (it is taken as
+    such, to be safe). What a run that does not can change is all in its own transaction."""
+    if not isinstance(nodes, list):
+        return False  # no run: the graph is refused before any node runs
+    for node in nodes:
+        if isinstance(node, dict) and node.get("type") == "trigger":
+            continue
+        data = node.get("data") if isinstance(node, dict) else None
+        config = data.get("config") if isinstance(data, dict) else None
+        action_type = config.get("actionType") if isinstance(config, dict) else None
+        definition = get_action(action_type) if isinstance(action_type, str) else None
+        if definition is None or definition.egress != "none":
+            return True
+    return False
+
+
 def _short(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 60 else text[:57] + "…"
-
-
-def run_action(
-    action_type: str | None,
-    config: dict[str, Any],
-    ctx: RunContext,
-    *,
-    results: dict[str, Any] | None = None,
-    labels: dict[str, str] | None = None,
-) -> tuple[dict[str, Any], str | None]:
-    """A direct node execution: the action's result in its JSON shape, and the handle it chose.
-    ``results`` are earlier nodes' results, typed or in their JSON shape."""
-    typed = {node_id: result_from_json(result) for node_id, result in (results or {}).items()}
-    result = execute_action(action_type, config, ctx, results=typed, labels=labels)
-    return result.to_json(), result.handle if isinstance(result, Succeeded) else None
 
 
 def execute_action(

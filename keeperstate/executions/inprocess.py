@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from typing import TypeVar
 
 from django.conf import settings
 from django.db import close_old_connections, connections
@@ -27,6 +28,8 @@ _lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
 _free: threading.BoundedSemaphore | None = None
 _pid: int | None = None
+
+T = TypeVar("T")
 
 
 def _ensure_pool() -> tuple[ThreadPoolExecutor, threading.BoundedSemaphore]:
@@ -55,26 +58,26 @@ def release() -> None:
     _ensure_pool()[1].release()
 
 
-def run_reserved(job: Callable[[], None], wait: float) -> bool:
-    """Run ``job`` on the thread reserved for it and wait up to ``wait`` seconds; True when it
-    ended in time. Its exceptions are the job's to handle (it records its own outcome)."""
+def run_reserved(job: Callable[[], T], wait: float) -> Future[T]:
+    """Run ``job`` on the thread reserved for it and wait up to ``wait`` seconds for it; its
+    future, done when it ended in time (with its result, or the exception it raised)."""
     pool, free = _ensure_pool()
     context = contextvars.copy_context()  # who acts (the audit context) follows the run
 
-    def in_thread() -> None:
+    def in_thread() -> T:
         close_old_connections()  # a connection the database closed meanwhile (a restart) is dropped
         try:
-            context.run(job)
+            return context.run(job)
         finally:
             close_old_connections()
             free.release()
 
-    future: Future[None] = pool.submit(in_thread)
+    future: Future[T] = pool.submit(in_thread)
     try:
-        future.result(timeout=wait)
+        future.exception(timeout=wait)
     except FutureTimeout:
-        return False
-    return True
+        pass
+    return future
 
 
 def stop() -> None:

@@ -4,9 +4,11 @@
                               interrupted ──▶ success | error
     skipped (a schedule tick not run): created so, never moves
 
-A move is one conditional UPDATE (``status IN`` the statuses it may come from), so two processes
-racing to move the same execution cannot both win: only the worker that moves an execution from
-queued to running runs it. The one move back out of a final-looking status is deliberate: a run
+A move is one conditional statement (``status IN`` the statuses it may come from), so two
+processes racing to move the same execution cannot both win: only the worker that moves an
+execution from queued to running runs it. An execution is created by ``insert`` alone, in a status
+it may start in; a run's end (``end``) inserts its row finished when there is none yet (a run in
+one commit, keeperstate.executions.service). The one move back out of a final-looking status is deliberate: a run
 that housekeeping took for dead (its heartbeat was late) but that was only slow still records its
 real outcome when it finishes; it was never replayed.
 """
@@ -20,7 +22,7 @@ from typing import Any
 from django.db import connection
 
 from keeperstate.core.cursors import kept_cursor
-from keeperstate.core.rows import Columns
+from keeperstate.core.rows import Columns, Insert, saved
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.workflows.models import Workflow
 
@@ -49,16 +51,20 @@ def transition(executions: Any, to: str, **fields: Any) -> int:
     return executions.filter(status__in=sources(to)).update(status=to, **fields)
 
 
-# The two writes every run makes to its record, as statements written once (keeperstate.core.rows):
-# a queryset's UPDATE cost 0.6–0.8 ms of Python per run to compile (measured in process), more
-# than the statement. Each names the primary key, (organization_id, id); the values are adapted
-# by the fields themselves, as the queryset would adapt them.
+# A run's record is written by statements written once (keeperstate.core.rows): a queryset's
+# UPDATE cost 0.6–0.8 ms of Python per run to compile (measured in process), more than the
+# statement. Each names the primary key, (organization_id, id); the values are adapted by the
+# fields themselves, as the ORM would adapt them.
+_INSERT = Insert(WorkflowExecution)
 _NODE_RESULTS = WorkflowExecution._meta.get_field("node_results")
-_FINISH_SQL = """
-UPDATE "workflow_execution"
-   SET "status" = %(to)s, "node_results" = %(node_results)s, "error" = %(error)s, "error_code" = %(error_code)s,
-       "finished_at" = %(finished_at)s
- WHERE "organization_id" = %(org)s AND "id" = %(id)s AND "status" = ANY(%(sources)s)
+# The end of a run: its row inserted finished (a run in one commit writes it only now), or, where
+# the row exists (a run recorded first, a worker's claim, a waited run whose caller stopped
+# waiting), moved to its final status as ``transition`` would move it.
+_END_SQL = f"""{_INSERT.sql}
+ON CONFLICT ("organization_id", "id") DO UPDATE
+   SET "status" = EXCLUDED."status", "node_results" = EXCLUDED."node_results", "error" = EXCLUDED."error",
+       "error_code" = EXCLUDED."error_code", "finished_at" = EXCLUDED."finished_at"
+ WHERE "workflow_execution"."status" = ANY(%s)
 """
 _PROGRESS_SQL = """
 UPDATE "workflow_execution" SET "node_results" = %(node_results)s, "heartbeat_at" = %(now)s
@@ -66,14 +72,24 @@ UPDATE "workflow_execution" SET "node_results" = %(node_results)s, "heartbeat_at
 """
 
 
-def finish(execution: WorkflowExecution, to: str, *, node_results: dict[str, Any], error: str | None,
-           error_code: str | None, finished_at: datetime) -> bool:
-    """``transition`` of one execution to a final status with its results: whether it moved."""
-    params = {"to": to, "node_results": _NODE_RESULTS.get_db_prep_save(node_results, connection), "error": error,
-              "error_code": error_code, "finished_at": finished_at, "org": execution.organization_id,
-              "id": execution.pk, "sources": sources(to)}
+def insert(execution: WorkflowExecution) -> None:
+    """Write a new execution's row, in one of the INITIAL statuses: the one way an execution is
+    created. Raises IntegrityError when its workflow is gone or its tick or Idempotency-Key taken."""
+    if execution.status not in INITIAL:
+        raise ValueError(f"an execution starts as one of {sorted(INITIAL)}, not {execution.status!r}")
+    _INSERT.save(execution)
+
+
+def end(execution: WorkflowExecution) -> bool:
+    """Record the end of a run, as the instance holds it (a final status, its node results, error
+    and finish time): its row inserted so, or moved there from a status that may move to it
+    (MOVES). Whether the row now says so: False when it had moved elsewhere (a final status).
+    Raises IntegrityError when the workflow is gone (the row went with it)."""
+    if _INSERT.by_orm:
+        raise RuntimeError("WorkflowExecution has save receivers: its end cannot be written as one statement")
     cursor = kept_cursor()
-    cursor.execute(_FINISH_SQL, params)
+    cursor.execute(_END_SQL, [*_INSERT.values(execution), sources(execution.status)])
+    saved(execution)
     return cursor.rowcount > 0
 
 

@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from keeperstate.engine.schedules import schedule_of
 from keeperstate.executions.models import WorkflowExecution
-from keeperstate.executions.service import record_skipped, start_run
+from keeperstate.executions.service import queue_run, record_skipped
 from keeperstate.ratelimits.counters import Throttled
 from keeperstate.workflows.models import Workflow
 
@@ -87,7 +87,7 @@ def _take_due(now: datetime, organization: int) -> int:
                 else:
                     run_input = {"scheduledFor": tick.isoformat(), "firedAt": now.isoformat()}
                     trigger = WorkflowExecution.Trigger.SCHEDULE
-                    start_run(workflow, run_input, trigger=trigger, scheduled_for=tick, background=True)
+                    queue_run(workflow, run_input, trigger=trigger, scheduled_for=tick)
         except IntegrityError:
             logger.info("tick %s of workflow %s already has its execution", tick.isoformat(), workflow.pk)
         except Throttled:

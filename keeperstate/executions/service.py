@@ -1,17 +1,41 @@
-"""The execution lifecycle: create and commit the record first, then run, then finish.
+"""Every run, whoever starts it, and how it is recorded: one function per way a run starts.
 
-The record is committed (``queued`` or ``running``) before any action runs, and the result of
-every node that may have changed something is written as soon as it exists, so after any fault a
-client finds its run and what it did. A run is never replayed: only the process that moves an
-execution from ``queued`` to ``running`` runs it, and a running execution whose process died is
-closed as ``interrupted`` by housekeeping (keeperstate.executions.housekeeping), never started again.
+- ``run_now``: run in this thread and return the finished execution (the API's execute, MCP, the
+  editor's Run, ``manage.py run_workflow``);
+- ``queue_run``: record it ``queued`` with its job, for a worker (``?async=true``, webhooks, the
+  scheduler's ticks);
+- ``run_waited``: run it in this process's pool while the caller waits up to ``wait`` seconds (a
+  webhook's ``?wait``), or queue it when the pool is busy;
+- ``run_queued``: a worker's job;
+- ``retry_run``: a failed or interrupted run's input again, as a new execution.
+
+And one node alone, through the runner's own node step: ``run_step`` (a node of a saved
+workflow, the editor's Test step) and ``run_alone`` (an action outside any workflow, direct node
+execution). Every one of them counts against the organization's runs per minute.
+
+A run commits as often as its effects need (docs/runs.md, ADR 0073):
+
+- **No egress node** (its nodes only read and write the store): the whole run is one transaction
+  holding the state writes, the node results and the record, committed once at its end. If the
+  process dies first, nothing happened: the Idempotency-Key, the tick or the queue runs it again.
+  A statement the database refuses inside it (a limit, a deadlock) rolls it all back, and the run
+  goes again the second way.
+- **An egress node** (HTTP Request): what it did outside cannot be taken back, so its record is
+  committed ``running`` before any node runs, and each node that may change something commits
+  with the record of its result; a run whose process died is closed as ``interrupted`` by
+  housekeeping (keeperstate.executions.housekeeping), never started again.
+
+A run is never replayed: only the process that moves an execution from ``queued`` to
+``running`` runs it (a worker's claim, inside its run's transaction when there is one).
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import uuid
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -20,18 +44,19 @@ from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
 from keeperstate.core.errors import Code, CodedError
-from keeperstate.core.rows import Insert
+from keeperstate.core.transactions import connection_broken, transaction_aborted
 from keeperstate.engine.context import RunContext
+from keeperstate.engine.fields import parse_config
 from keeperstate.engine.graph import Graph
 from keeperstate.engine.registry import get_action
-from keeperstate.engine.results import NodeResult, Succeeded, result_from_json
-from keeperstate.engine.runner import RunOutcome, check_input, run_graph, run_node
+from keeperstate.engine.results import Failed, NodeResult, Succeeded, result_from_json
+from keeperstate.engine.runner import RunOutcome, UnknownAction, check_input, reaches_outside, run_graph, run_node
 from keeperstate.executions import inprocess
-from keeperstate.executions.lifecycle import claim_to_run, finish, record_progress
+from keeperstate.executions.lifecycle import claim_to_run, end, insert, record_progress
 from keeperstate.executions.liveness import heartbeating
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.ratelimits.counters import check_org_run_rate
-from keeperstate.state.store import one_key_transaction
+from keeperstate.state.store import one_key_transaction, whole_run_transaction
 from keeperstate.workflows.models import Workflow
 
 logger = logging.getLogger(__name__)
@@ -40,10 +65,15 @@ Status = WorkflowExecution.Status
 Trigger = WorkflowExecution.Trigger
 
 MAX_IDEMPOTENCY_KEY = 200
-# An execution's key to its workflow, (organization_id, workflow_id) (migration 0017).
+# An execution's key to its workflow, (organization_id, workflow_id) (migration 0017), and its
+# primary key, (organization_id, id).
 _WORKFLOW_FK = "workflow_execution_workflow_org_fk"
-# Every run inserts its record: as a statement written once (keeperstate.core.rows).
-_INSERT = Insert(WorkflowExecution)
+_PRIMARY_KEY = "workflow_execution_pkey"
+# How long a caller that stopped waiting for a run in one commit waits more, once it has made
+# the run findable, when the run was ending at that instant (its record then exists already).
+_ENDING_SECONDS = 10.0
+# The node a direct node execution runs, after a trigger whose output is its input.
+DIRECT_TRIGGER_ID, DIRECT_TRIGGER_LABEL, DIRECT_NODE_ID = "trigger", "Trigger", "node"
 
 
 class WorkflowDeletedDuringRun(CodedError):
@@ -70,6 +100,11 @@ class StepNodeNotFound(CodedError):
     error = Code.NODE_NOT_FOUND
 
 
+class _RunAgain(Exception):
+    """A run's one transaction was aborted by a statement the database refused: it was rolled
+    back whole, so nothing of it happened, and it runs again node by node."""
+
+
 @dataclass(frozen=True)
 class Started:
     execution: WorkflowExecution
@@ -91,7 +126,32 @@ def check_idempotency_key(raw: str | None) -> str | None:
     return key
 
 
-def start_run(
+# -- the ways a run starts ----------------------------------------------------------------------
+
+
+def run_now(
+    workflow: Workflow,
+    run_input: Any,
+    *,
+    trigger: str,
+    user: Any = None,
+    idempotency_key: str | None = None,
+    retry_of: WorkflowExecution | None = None,
+) -> Started:
+    """Run ``workflow`` in this thread and return its finished execution. A repeated
+    Idempotency-Key returns the first execution instead."""
+    run_input = check_input(run_input)
+    if (earlier := _earlier(workflow, idempotency_key)) is not None:
+        return Started(earlier, replayed=True)
+    check_org_run_rate(workflow.organization_id)  # 429 THROTTLED past the organization's runs per minute
+    execution = _new(workflow, run_input, trigger=trigger, user=user, idempotency_key=idempotency_key,
+                     retry_of=retry_of, status=Status.RUNNING)
+    if reaches_outside(workflow.nodes):
+        return _recorded_first(execution, workflow)
+    return _in_one_commit(execution, workflow)
+
+
+def queue_run(
     workflow: Workflow,
     run_input: Any,
     *,
@@ -99,92 +159,148 @@ def start_run(
     user: Any = None,
     idempotency_key: str | None = None,
     scheduled_for: datetime | None = None,
-    background: bool = False,
-    wait: float | None = None,
     retry_of: WorkflowExecution | None = None,
 ) -> Started:
-    """Record a run of ``workflow`` and either run it now (returning it finished) or queue it for a
-    worker (returning it queued). A repeated Idempotency-Key returns the first execution.
-
-    With ``wait`` (seconds; a webhook's ``?wait``), the run goes to this process's pool of waited
-    runs (keeperstate.executions.inprocess) and is returned finished, or still ``running`` when it
-    took longer than ``wait``; when every thread of the pool is busy it is queued for a worker."""
+    """Record a run of ``workflow`` as ``queued`` with its job, committed together, and return it;
+    a worker runs it (``run_queued``). A repeated Idempotency-Key returns the first execution; a
+    second run for one scheduled tick is refused by the database (IntegrityError)."""
     run_input = check_input(run_input)
-    if wait is not None and not background and not transaction.get_connection().in_atomic_block:
-        return _start_waited(workflow, run_input, trigger=trigger, user=user, idempotency_key=idempotency_key,
-                             retry_of=retry_of, wait=wait)
-    # (In a caller's transaction, a test or ATOMIC_REQUESTS, the record stays uncommitted and no
-    # other connection could see it: a waited run happens here, as the API's execute does.)
-    started = _record(workflow, run_input, trigger=trigger, user=user, idempotency_key=idempotency_key,
-                      scheduled_for=scheduled_for, retry_of=retry_of, queued=background)
-    if not background and not started.replayed:
-        _execute(started.execution, workflow)
-    return started
-
-
-def _record(workflow: Workflow, run_input: dict[str, Any], *, trigger: str, user: Any, idempotency_key: str | None,
-            scheduled_for: datetime | None, retry_of: WorkflowExecution | None, queued: bool) -> Started:
-    """Commit the run's record, ``queued`` (with its job) or ``running``; or find the execution of
-    a repeated Idempotency-Key."""
-    if idempotency_key is not None and (earlier := _by_idempotency_key(workflow, idempotency_key)) is not None:
+    if (earlier := _earlier(workflow, idempotency_key)) is not None:
         return Started(earlier, replayed=True)
-    check_org_run_rate(workflow.organization_id)  # 429 THROTTLED past the organization's runs per minute
-    now = timezone.now()
-    if trigger in (Trigger.MANUAL, Trigger.API):
-        run_input = with_schedule_fields(workflow.nodes, run_input, now)
-    execution = WorkflowExecution(
-        workflow=workflow,
-        organization_id=workflow.organization_id,
-        trigger=trigger,
-        input=run_input,
-        idempotency_key=idempotency_key,
-        triggered_by=user if getattr(user, "pk", None) else None,
-        queued_at=now,
-        scheduled_for=scheduled_for,
-        retry_of=retry_of,
-    )
-    if not queued:
-        execution.status, execution.started_at, execution.heartbeat_at = Status.RUNNING, now, now
-    try:
+    check_org_run_rate(workflow.organization_id)
+    execution = _new(workflow, run_input, trigger=trigger, user=user, idempotency_key=idempotency_key,
+                     retry_of=retry_of, status=Status.QUEUED, scheduled_for=scheduled_for)
+
+    def write() -> None:
         with transaction.atomic():
-            _INSERT.save(execution)
-            if queued:
-                enqueue(execution)
-    except IntegrityError as exc:
-        if getattr(getattr(exc.__cause__, "diag", None), "constraint_name", None) == _WORKFLOW_FK:
-            # The workflow left this organization (hard-deleted, or moved: keeperstate/workflows/move.py)
-            # between reading it and recording its run.
-            raise WorkflowDeletedDuringRun(
-                "The workflow was deleted or moved to another organization while this run was being "
-                "recorded, so nothing was run. Look the workflow up again and run it there."
-            ) from None
-        # Two requests with one Idempotency-Key raced; the constraint let one in.
-        earlier = _by_idempotency_key(workflow, idempotency_key) if idempotency_key else None
-        if earlier is None:
-            raise
+            insert(execution)
+            enqueue(execution)
+
+    if (earlier := _recorded(execution, workflow, write)) is not None:
         return Started(earlier, replayed=True)
     return Started(execution)
 
 
-def _start_waited(workflow: Workflow, run_input: dict[str, Any], *, trigger: str, user: Any,
-                  idempotency_key: str | None, retry_of: WorkflowExecution | None, wait: float) -> Started:
-    record = functools.partial(_record, workflow, run_input, trigger=trigger, user=user,
-                               idempotency_key=idempotency_key, scheduled_for=None, retry_of=retry_of)
+def run_waited(
+    workflow: Workflow, run_input: Any, *, trigger: str, idempotency_key: str | None = None, wait: float
+) -> Started:
+    """Run ``workflow`` on a thread of this process's pool of waited runs
+    (keeperstate.executions.inprocess) and return it finished, or still running when it took
+    longer than ``wait`` seconds (it goes on); when every thread of the pool is busy it is queued
+    for a worker (returned ``queued``). A repeated Idempotency-Key returns the first execution."""
+    if transaction.get_connection().in_atomic_block:
+        # In a caller's transaction (a test, ATOMIC_REQUESTS) nothing it writes is seen by another
+        # connection: the run happens here, as the API's execute does.
+        return run_now(workflow, run_input, trigger=trigger, idempotency_key=idempotency_key)
+    run_input = check_input(run_input)
+    if (earlier := _earlier(workflow, idempotency_key)) is not None:
+        return Started(earlier, replayed=True)
     if not inprocess.reserve():  # every thread of the pool is busy: a worker runs it
-        return record(queued=True)
+        return queue_run(workflow, run_input, trigger=trigger, idempotency_key=idempotency_key)
     try:
-        started = record(queued=False)
+        check_org_run_rate(workflow.organization_id)
+        execution = _new(workflow, run_input, trigger=trigger, user=None, idempotency_key=idempotency_key,
+                         retry_of=None, status=Status.RUNNING)
+        in_one_commit = not reaches_outside(workflow.nodes)
+        if not in_one_commit and (earlier := _recorded(execution, workflow, lambda: _insert(execution))):
+            inprocess.release()
+            return Started(earlier, replayed=True)
     except BaseException:
         inprocess.release()
         raise
-    if started.replayed:
-        inprocess.release()
-        return started
-    execution = started.execution
-    if inprocess.run_reserved(functools.partial(_execute, execution, workflow), wait):
-        return started
+    if in_one_commit:
+        job: Callable[[], Started] = lambda: _in_one_commit(execution, workflow, beating=True)  # noqa: E731
+    else:
+        job = lambda: _node_by_node(execution, workflow)  # noqa: E731
+    future = inprocess.run_reserved(job, wait)
+    if future.done():
+        return future.result()
+    if in_one_commit and not _made_findable(execution, future):
+        return future.result()  # it ended as the caller stopped waiting
     # Still going in the pool: the caller answers with a copy that does not change under it.
     return Started(WorkflowExecution(pk=execution.pk, workflow_id=workflow.pk, status=Status.RUNNING))
+
+
+def run_queued(execution_id: str | uuid.UUID, organization_id: int | None = None) -> WorkflowExecution | None:
+    """Run a queued execution (the worker's job). Returns None when it is not queued any more:
+    another worker started it, or it was interrupted; a run is never started twice. The job
+    names the execution's organization (a job queued before it did finds the run by id alone).
+
+    A run in one commit claims its execution inside its transaction: if the worker dies before
+    the commit, the execution is still queued, and Procrastinate gives the job to another worker."""
+    try:
+        with whole_run_transaction():
+            execution = claim_to_run(execution_id, timezone.now(), organization_id=organization_id)
+            if execution is None:
+                logger.info("execution %s is not queued any more; not running it again", execution_id)
+                return None
+            workflow = execution.workflow
+            if workflow.deleted_at is not None:
+                _end(execution, _failed(Code.WORKFLOW_DELETED, "The workflow was deleted before this run could start."))
+                return execution
+            node_by_node = reaches_outside(workflow.nodes)
+            if not node_by_node:
+                _run_and_end(execution, workflow)
+                return execution
+        # (an egress node: the claim is committed, the record says running, and it runs node by node)
+    except _RunAgain:
+        execution = claim_to_run(execution_id, timezone.now(), organization_id=organization_id)
+        if execution is None:
+            return None
+        workflow = execution.workflow
+    except WorkflowDeletedDuringRun:
+        logger.info("the workflow of execution %s was deleted during it", execution_id)
+        return None
+    try:
+        _NodeByNode(execution).run(workflow)
+    except WorkflowDeletedDuringRun:
+        logger.info("workflow %s was deleted during execution %s", workflow.pk, execution_id)
+        return None
+    return execution
+
+
+RETRYABLE = (Status.ERROR, Status.INTERRUPTED)
+
+
+def retry_run(execution: WorkflowExecution, *, trigger: str, user: Any = None, background: bool = False) -> Started:
+    """Run a failed or interrupted execution's workflow again with the same input, as a new
+    execution linked to it (``retry_of``), now or queued. The first is left as it was: a run is
+    never replayed in place, and what it wrote stays written (the saved graph of now runs, not
+    the one of then)."""
+    if execution.status not in RETRYABLE:
+        raise RunNotRetryable(
+            f"This run {execution.get_status_display().lower()}; only a failed or interrupted run can be "
+            "retried. Run the workflow to start a new one."
+        )
+    start = queue_run if background else run_now
+    return start(execution.workflow, execution.input, trigger=trigger, user=user, retry_of=execution)
+
+
+def run_workflow(workflow: Workflow, run_input: Any = None, *, trigger: str = Trigger.MANUAL, user: Any = None) -> (
+    WorkflowExecution
+):
+    """Run a saved workflow now and return its finished execution (the CLI, tests)."""
+    return run_now(workflow, run_input, trigger=trigger, user=user).execution
+
+
+def record_skipped(workflow: Workflow, tick: datetime) -> WorkflowExecution:
+    """A schedule tick not run because the previous run is still going (``overlap: skip``)."""
+    now = timezone.now()
+    execution = _new(workflow, {"scheduledFor": tick.isoformat(), "firedAt": now.isoformat()},
+                     trigger=Trigger.SCHEDULE, user=None, idempotency_key=None, retry_of=None,
+                     status=Status.SKIPPED, scheduled_for=tick)
+    execution.finished_at = now
+    execution.error, execution.error_code = Code.RUN_SKIPPED.message, Code.RUN_SKIPPED.name
+    insert(execution)
+    return execution
+
+
+def enqueue(execution: WorkflowExecution) -> None:
+    """Queue a job for the execution; called inside the transaction that creates it, so the job
+    exists exactly when the record does (Procrastinate writes through Django's connection)."""
+    from keeperstate.executions.tasks import defer_run  # imports Procrastinate's app, ready only at run time
+
+    defer_run(str(execution.id), execution.organization_id)
 
 
 def with_schedule_fields(nodes: Any, run_input: dict[str, Any], now: datetime) -> dict[str, Any]:
@@ -207,27 +323,7 @@ def _has_schedule_trigger(nodes: Any) -> bool:
     return isinstance(config, dict) and config.get("triggerType") == "Schedule"
 
 
-def run_workflow(workflow: Workflow, run_input: Any = None, *, trigger: str = Trigger.MANUAL, user: Any = None) -> (
-    WorkflowExecution
-):
-    """Run a saved workflow now and return its finished execution (the editor, the CLI, tests)."""
-    return start_run(workflow, run_input, trigger=trigger, user=user).execution
-
-
-RETRYABLE = (Status.ERROR, Status.INTERRUPTED)
-
-
-def retry_run(execution: WorkflowExecution, *, trigger: str, user: Any = None, background: bool = False) -> Started:
-    """Run a failed or interrupted execution's workflow again with the same input, as a new
-    execution linked to it (``retry_of``). The first is left as it was: a run is never replayed
-    in place, and what it wrote stays written (the saved graph of now runs, not the one of then)."""
-    if execution.status not in RETRYABLE:
-        raise RunNotRetryable(
-            f"This run {execution.get_status_display().lower()}; only a failed or interrupted run can be "
-            "retried. Run the workflow to start a new one."
-        )
-    return start_run(execution.workflow, execution.input, trigger=trigger, user=user, background=background,
-                     retry_of=execution)
+# -- one node alone ----------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -243,9 +339,9 @@ def run_step(
     workflow: Workflow, node_id: str, *, source: WorkflowExecution | None, allow_writes: bool = False
 ) -> StepResult:
     """Run one node of the saved graph with the results of ``source`` (an earlier run of the same
-    workflow) as its upstream outputs, through the runner's own run_node: references resolve as in
-    that run. Nothing is recorded as an execution. A node that writes state runs only with
-    ``allow_writes``, in the workflow's own scope (the state a run sees), in one transaction."""
+    workflow) as its upstream outputs: references resolve as in that run. Nothing is recorded as
+    an execution. A node that writes state runs only with ``allow_writes``, in the workflow's own
+    scope (the state a run sees), in one transaction."""
     graph = Graph.parse(workflow.nodes, workflow.edges)
     if node_id not in graph.nodes:
         raise StepNodeNotFound(f"The saved workflow has no node '{node_id}'. Save the workflow first.", field="node")
@@ -258,7 +354,6 @@ def run_step(
         raise StepWouldWrite(
             f"'{graph.labels()[node_id]}' writes to this workflow's state (the state its runs read). Send "
             "allowWrites: true to test it anyway.", field="allowWrites")
-    check_org_run_rate(workflow.organization_id)
     results: dict[str, NodeResult] = {
         nid: result_from_json(value) for nid, value in (source.node_results if source else {}).items()
     }
@@ -267,117 +362,277 @@ def run_step(
     else:
         results.setdefault(graph.trigger_id(), Succeeded({}))
     ctx = RunContext(organization_id=workflow.organization_id, workflow_id=workflow.id)
-    with one_key_transaction() if definition.side_effects else transaction.atomic():
-        result = run_node(graph, node_id, results, graph.labels(), ctx)
+    result = _one_node(workflow.organization_id, graph, node_id, results, ctx, writes=definition.side_effects)
     handle = result.handle if isinstance(result, Succeeded) else None
     return StepResult(node_id=node_id, result=result.to_json(), handle=handle, wrote=definition.side_effects,
                       source=source)
 
 
-def record_skipped(workflow: Workflow, tick: datetime) -> WorkflowExecution:
-    """A schedule tick not run because the previous run is still going (``overlap: skip``)."""
+def run_alone(organization_id: int, action_type: str, config: dict[str, Any], run_input: dict[str, Any]) -> (
+    NodeResult
+):
+    """Run one action outside any workflow (direct node execution), ``run_input`` playing the
+    trigger's output (``<<@trigger:Trigger.field>>``), counted against ``organization_id``'s runs
+    per minute. State actions fail with STATE_NO_WORKFLOW_CONTEXT: state belongs to a workflow, and
+    so do secrets. A config no workflow could store fails as the node, as a run would record it."""
+    definition = get_action(action_type)
+    if definition is None:
+        raise UnknownAction(f"Unknown action type '{action_type}'. Pick an action from the palette.",
+                            field="actionType")
+    parsed, errors = parse_config(definition.config_fields, config)
+    if errors:
+        return Failed.of(errors[0])
+    node = {"id": DIRECT_NODE_ID, "type": "action",
+            "data": {"label": definition.label, "config": {**parsed, "actionType": action_type}}}
+    trigger = {"id": DIRECT_TRIGGER_ID, "type": "trigger", "data": {"label": DIRECT_TRIGGER_LABEL}}
+    graph = Graph.parse([trigger, node], [{"id": "e1", "source": DIRECT_TRIGGER_ID, "target": DIRECT_NODE_ID}])
+    results: dict[str, NodeResult] = {DIRECT_TRIGGER_ID: Succeeded(check_input(run_input))}
+    return _one_node(organization_id, graph, DIRECT_NODE_ID, results, RunContext(), writes=False)
+
+
+def _one_node(organization_id: int, graph: Graph, node_id: str, results: dict[str, NodeResult], ctx: RunContext,
+              *, writes: bool) -> NodeResult:
+    """The one way a node runs alone: counted as a run, then the runner's node step, a node that
+    writes in one transaction of its own."""
+    check_org_run_rate(organization_id)
+    with one_key_transaction() if writes else transaction.atomic():
+        return run_node(graph, node_id, results, graph.labels(), ctx)
+
+
+# -- how a run is recorded -------------------------------------------------------------------------
+
+
+def _new(workflow: Workflow, run_input: dict[str, Any], *, trigger: str, user: Any, idempotency_key: str | None,
+         retry_of: WorkflowExecution | None, status: str, scheduled_for: datetime | None = None) -> (
+    WorkflowExecution
+):
+    """A new execution of ``workflow``, not written yet: ``queued``, ``running`` (started now) or
+    ``skipped``."""
     now = timezone.now()
-    return WorkflowExecution.objects.create(
-        workflow=workflow,
-        trigger=Trigger.SCHEDULE,
-        status=Status.SKIPPED,
-        scheduled_for=tick,
-        input={"scheduledFor": tick.isoformat(), "firedAt": now.isoformat()},
-        queued_at=now,
-        finished_at=now,
-        error=Code.RUN_SKIPPED.message,
-        error_code=Code.RUN_SKIPPED.name,
+    if trigger in (Trigger.MANUAL, Trigger.API):
+        run_input = with_schedule_fields(workflow.nodes, run_input, now)
+    execution = WorkflowExecution(
+        workflow=workflow, organization_id=workflow.organization_id, status=status, trigger=trigger,
+        input=run_input, idempotency_key=idempotency_key, triggered_by=user if getattr(user, "pk", None) else None,
+        queued_at=now, scheduled_for=scheduled_for, retry_of=retry_of,
     )
-
-
-def enqueue(execution: WorkflowExecution) -> None:
-    """Queue a job for the execution; called inside the transaction that creates it, so the job
-    exists exactly when the record does (Procrastinate writes through Django's connection)."""
-    from keeperstate.executions.tasks import defer_run  # imports Procrastinate's app, ready only at run time
-
-    defer_run(str(execution.id), execution.organization_id)
-
-
-def run_queued(execution_id: str | uuid.UUID, organization_id: int | None = None) -> WorkflowExecution | None:
-    """Run a queued execution (the worker's job). Returns None when it is not queued any more:
-    another worker started it, or it was interrupted; a run is never started twice. The job
-    names the execution's organization (a job queued before it did finds the run by id alone)."""
-    execution = claim_to_run(execution_id, timezone.now(), organization_id=organization_id)
-    if execution is None:
-        logger.info("execution %s is not queued any more; not running it again", execution_id)
-        return None
-    workflow = execution.workflow
-    if workflow.deleted_at is not None:
-        _finish(execution, _failed(Code.WORKFLOW_DELETED, "The workflow was deleted before this run could start."))
-        return execution
-    try:
-        _execute(execution, workflow)
-    except WorkflowDeletedDuringRun:
-        logger.info("workflow %s was deleted during execution %s", workflow.pk, execution_id)
-        return None
+    if status == Status.RUNNING:
+        execution.started_at, execution.heartbeat_at = now, now
     return execution
 
 
-def _execute(execution: WorkflowExecution, workflow: Workflow) -> None:
-    ctx = RunContext(organization_id=workflow.organization_id, workflow_id=workflow.id, execution_id=execution.id)
-    finished = False
-    recorded: dict[str, NodeResult] = {}
-
-    def record(outcome: RunOutcome, final: bool) -> None:
-        # Inside the node's transaction: the node's writes and this record commit together.
-        nonlocal finished, recorded
-        recorded = dict(outcome.results)
-        if final:
-            _finish(execution, outcome)
-            finished = True
-        else:
-            record_progress(execution, outcome.results_json(), timezone.now())
-
+def _recorded(execution: WorkflowExecution, workflow: Workflow, write: Callable[[], object]) -> (
+    WorkflowExecution | None
+):
+    """Call ``write``, which writes the execution's record in a transaction of its own, and say
+    why the database refused it: the workflow is gone (WorkflowDeletedDuringRun), or another
+    request with the same Idempotency-Key won the race (its execution is returned)."""
     try:
-        with heartbeating(execution):
-            outcome = run_graph(
-                workflow.nodes, workflow.edges, execution.input, ctx,
-                # one node writes at most one key: the store may use its fast usage check
-                on_progress=record, node_transaction=one_key_transaction,
-            )
+        write()
+    except IntegrityError as exc:
+        if _constraint(exc) == _WORKFLOW_FK:
+            # The workflow left this organization (hard-deleted, or moved: keeperstate/workflows/move.py)
+            # between reading it and writing its run.
+            raise WorkflowDeletedDuringRun(
+                "The workflow was deleted or moved to another organization while this run was being "
+                "recorded, so nothing of it was kept. Look the workflow up again and run it there."
+            ) from None
+        earlier = _by_idempotency_key(workflow, execution.idempotency_key) if execution.idempotency_key else None
+        if earlier is None:
+            raise
+        return earlier
+    return None
+
+
+def _recorded_first(execution: WorkflowExecution, workflow: Workflow) -> Started:
+    """Run a new execution with an egress node: its record committed ``running`` first, then
+    node by node."""
+    if (earlier := _recorded(execution, workflow, lambda: _insert(execution))) is not None:
+        return Started(earlier, replayed=True)
+    return _node_by_node(execution, workflow)
+
+
+def _node_by_node(execution: WorkflowExecution, workflow: Workflow) -> Started:
+    _NodeByNode(execution).run(workflow)
+    return Started(execution)
+
+
+def _in_one_commit(execution: WorkflowExecution, workflow: Workflow, *, beating: bool = False) -> Started:
+    """Run a new execution with no egress node in one transaction and return it finished: its
+    record is written at its end, with its results, in the transaction of its state writes.
+    ``beating``: a caller that stops waiting may write its record ``running`` meanwhile
+    (run_waited), so the run keeps that record's heartbeat."""
+    try:
+        with heartbeating(execution) if beating else _nothing():
+            if (earlier := _recorded(execution, workflow, lambda: _one_transaction(execution, workflow))) is not None:
+                return Started(earlier, replayed=True)
+    except _RunAgain:
+        _reset(execution)
+        if (earlier := _recorded(execution, workflow, lambda: _insert_once(execution))) is not None:
+            return Started(earlier, replayed=True)
+        _NodeByNode(execution).run(workflow)
+    return Started(execution)
+
+
+def _one_transaction(execution: WorkflowExecution, workflow: Workflow) -> None:
+    with whole_run_transaction():
+        _run_and_end(execution, workflow)
+
+
+def _run_and_end(execution: WorkflowExecution, workflow: Workflow) -> None:
+    """Inside the run's one transaction: run every node, then write the end of the run. Raises
+    _RunAgain when a refused statement aborted the transaction (the caller's block rolls it back)."""
+    ctx = RunContext(organization_id=workflow.organization_id, workflow_id=workflow.id, execution_id=execution.id)
+    outcome = RunOutcome()
+    try:
+        run_graph(workflow.nodes, workflow.edges, execution.input, ctx, outcome=outcome)
     except (DatabaseError, WorkflowDeletedDuringRun):
-        # DatabaseError: the record cannot be written now; the client's answer says so (503), and
-        # housekeeping closes the execution as interrupted with the node results recorded so far.
-        logger.warning("execution %s could not be recorded to its end", execution.pk, exc_info=True)
-        raise
+        if connection_broken():
+            logger.warning("execution %s lost its database; nothing of it was kept", execution.pk, exc_info=True)
+            raise
+        raise _RunAgain from None
     except Exception:
+        # Not the database's: the writes so far and this record of them commit together.
         logger.exception("execution %s failed outside any action", execution.pk)
-        outcome = _failed(
-            Code.RUN_INTERNAL_ERROR,
-            "The run stopped on an internal error, which was logged for the administrators. "
-            "The node results show what ran before it.",
-            results=recorded,
-        )
-        finished = False
-    if not finished:
-        _finish(execution, outcome)
+        outcome = _internal_error(outcome.results)
+    if transaction_aborted():
+        if connection_broken():
+            raise DatabaseError("the connection to the database was lost during the run")
+        raise _RunAgain
+    _end(execution, outcome)
 
 
-def _finish(execution: WorkflowExecution, outcome: RunOutcome) -> None:
+def _made_findable(execution: WorkflowExecution, future: Future[Started]) -> bool:
+    """A waited run in one commit outlasted its caller's wait: write its record ``running``
+    (committed on its own, its heartbeat kept by the run) so the caller's answer names an
+    execution others can read; the run's end then moves it to its final status. False when the
+    run ended at that instant (its own record came first), after waiting for it to return."""
+    try:
+        _insert(execution)
+    except IntegrityError:
+        try:
+            future.exception(timeout=_ENDING_SECONDS)
+        except FutureTimeout:
+            pass
+        return not future.done()
+    return True
+
+
+def _insert_once(execution: WorkflowExecution) -> None:
+    """Write the record of a run going again node by node, unless a caller that stopped waiting
+    wrote it already (see _made_findable)."""
+    try:
+        _insert(execution)
+    except IntegrityError as exc:
+        if _constraint(exc) != _PRIMARY_KEY:
+            raise
+
+
+class _NodeByNode:
+    """A run recorded first (its execution is ``running`` and committed): each node that may
+    change something commits with the record of its result, the last one with the run's end."""
+
+    def __init__(self, execution: WorkflowExecution):
+        self.execution = execution
+        self.recorded: dict[str, NodeResult] = {}  # the results as last committed
+        self.ended = False
+
+    def progress(self, outcome: RunOutcome, final: bool) -> None:
+        # Inside the node's transaction: the node's writes and this record commit together.
+        self.recorded = dict(outcome.results)
+        if final:
+            _end(self.execution, outcome)
+            self.ended = True
+        else:
+            record_progress(self.execution, outcome.results_json(), timezone.now())
+
+    def run(self, workflow: Workflow) -> None:
+        execution = self.execution
+        ctx = RunContext(organization_id=workflow.organization_id, workflow_id=workflow.id, execution_id=execution.id)
+        try:
+            with heartbeating(execution):
+                outcome = run_graph(
+                    workflow.nodes, workflow.edges, execution.input, ctx,
+                    # one node writes at most one key: the store may use its fast usage check
+                    on_progress=self.progress, node_transaction=one_key_transaction,
+                )
+        except (DatabaseError, WorkflowDeletedDuringRun):
+            # DatabaseError: the record cannot be written now; the client's answer says so (503), and
+            # housekeeping closes the execution as interrupted with the node results recorded so far.
+            logger.warning("execution %s could not be recorded to its end", execution.pk, exc_info=True)
+            raise
+        except Exception:
+            logger.exception("execution %s failed outside any action", execution.pk)
+            outcome = _internal_error(self.recorded)
+            self.ended = False
+        if not self.ended:
+            with _alone():
+                _end(execution, outcome)
+
+
+def _end(execution: WorkflowExecution, outcome: RunOutcome) -> None:
     execution.node_results = outcome.results_json()
     execution.status = Status.SUCCESS if outcome.ok else Status.ERROR
     execution.error, execution.error_code = outcome.error, outcome.error_code
     execution.finished_at = timezone.now()
     # From running, or from interrupted: a run housekeeping took for dead still gets its real
     # outcome (keeperstate.executions.lifecycle).
-    moved = finish(execution, execution.status, node_results=execution.node_results, error=execution.error,
-                   error_code=execution.error_code, finished_at=execution.finished_at)
-    if not moved and not WorkflowExecution.objects.filter(
-        organization_id=execution.organization_id, pk=execution.pk
-    ).exists():
+    try:
+        end(execution)
+    except IntegrityError as exc:
+        if _constraint(exc) != _WORKFLOW_FK:
+            raise
         raise WorkflowDeletedDuringRun(
             "The workflow was deleted while this run was in progress, and its executions and state went "
             "with it. Nothing more can be learned about this run."
-        )
+        ) from None
+
+
+def _reset(execution: WorkflowExecution) -> None:
+    """The execution as it was before a run that was rolled back whole."""
+    execution.status, execution.node_results = Status.RUNNING, {}
+    execution.error = execution.error_code = execution.finished_at = None
+    execution._state.adding = True
+
+
+def _internal_error(results: dict[str, NodeResult]) -> RunOutcome:
+    return _failed(
+        Code.RUN_INTERNAL_ERROR,
+        "The run stopped on an internal error, which was logged for the administrators. "
+        "The node results show what ran before it.",
+        results=dict(results),
+    )
 
 
 def _failed(error: Code, message: str, *, results: dict[str, NodeResult] | None = None) -> RunOutcome:
     return RunOutcome(results=results or {}, error=message, error_code=error.name)
+
+
+def _constraint(exc: IntegrityError) -> str | None:
+    return getattr(getattr(exc.__cause__, "diag", None), "constraint_name", None)
+
+
+def _insert(execution: WorkflowExecution) -> None:
+    with _alone():
+        insert(execution)
+
+
+def _alone() -> Any:
+    """For a statement the database may refuse: sent on its own (autocommit, one round trip), or
+    in a savepoint when a caller's transaction is open (a test), so a refusal does not end it."""
+    return transaction.atomic() if transaction.get_connection().in_atomic_block else _nothing()
+
+
+class _nothing:  # noqa: N801 - a context manager; costs less than contextlib.nullcontext per run
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _earlier(workflow: Workflow, idempotency_key: str | None) -> WorkflowExecution | None:
+    return _by_idempotency_key(workflow, idempotency_key) if idempotency_key is not None else None
 
 
 def _by_idempotency_key(workflow: Workflow, key: str) -> WorkflowExecution | None:

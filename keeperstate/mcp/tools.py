@@ -2,8 +2,8 @@
 
 * the catalogue and the validator (keeperstate.engine.registry, keeperstate.engine.validation),
 * workflows through keeperstate.workflows.services (validated like every save, audited there),
-* runs through keeperstate.executions.service.start_run (Idempotency-Key, the organization's
-  runs per minute, the record committed first),
+* runs through keeperstate.executions.service.run_now (Idempotency-Key, the organization's
+  runs per minute, as few commits as the run needs),
 * state through keeperstate.state.clients (the store, with the user and token as the actor).
 
 Who calls is the token's user (``Caller``, set by keeperstate.mcp.http for the request), and
@@ -25,7 +25,7 @@ from keeperstate.core.errors import Code, CodedError
 from keeperstate.engine.registry import catalogue
 from keeperstate.engine.validation import validate_graph
 from keeperstate.executions.models import WorkflowExecution
-from keeperstate.executions.service import check_idempotency_key, start_run
+from keeperstate.executions.service import check_idempotency_key, run_now
 from keeperstate.executions.shapes import execution_json
 from keeperstate.state.clients import Client, client_set, key_entry, key_page
 from keeperstate.state.store import StateScope
@@ -140,13 +140,12 @@ def run_workflow(
     """Run a workflow now and answer the finished execution (POST /api/workflows/<id>/execute/). A node's
     failure is status "error" with the node's code in nodeResults, not a tool error."""
     workflow = _workflow(workflowId)
-    started = start_run(
+    started = run_now(
         workflow,
         input if input is not None else {},
         trigger=WorkflowExecution.Trigger.API,
         user=_caller().user,
         idempotency_key=check_idempotency_key(idempotencyKey),
-        background=False,
     )
     return execution_json(started.execution)
 

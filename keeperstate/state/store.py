@@ -325,6 +325,25 @@ def one_key_transaction() -> Iterator[None]:
         _one_key.reset(token)
 
 
+# Set while a whole run is one transaction (see whole_run_transaction).
+_whole_run: ContextVar[bool] = ContextVar("keeperstate_whole_run_transaction", default=False)
+
+
+@contextmanager
+def whole_run_transaction() -> Iterator[None]:
+    """One transaction for a whole run: its state writes, its node results and its record commit
+    together (keeperstate.executions.service). The store sends no savepoint in it: a refused
+    statement aborts the transaction, and the caller rolls it back and runs the workflow again the
+    way that commits node by node. The exact usage path is taken, as in any transaction that may
+    write several keys."""
+    token = _whole_run.set(True)
+    try:
+        with transaction.atomic():
+            yield
+    finally:
+        _whole_run.reset(token)
+
+
 def _db() -> BaseDatabaseWrapper:
     """This thread's connection, looked up once per operation and passed along: every attribute
     read through ``django.db.connection`` (a proxy) looks the connection up again, 2–4 µs each
@@ -392,7 +411,10 @@ def _locked_write(db: BaseDatabaseWrapper, params: dict[str, Any], decide: Calla
 def _locked_attempt(
     db: BaseDatabaseWrapper, params: dict[str, Any], decide: Callable[[_Current], Any], *, exact: bool
 ) -> StateWrite:
-    with transaction.atomic(using=db.alias):
+    # Within a whole run's transaction, no savepoint: a refusal decided here (compare-and-set,
+    # Increment's arithmetic) comes before any write, and one by the database aborts the run's
+    # transaction, which its caller rolls back whole.
+    with nullcontext() if _whole_run.get() else transaction.atomic(using=db.alias):
         cursor = kept_cursor(db)
         # Lock order everywhere: the key's row, then usage shards, then the workflow's usage row.
         cursor.execute(LOCK_ROW_SQL, params)
@@ -487,8 +509,9 @@ def _params(scope: StateScope, key: Any, ttl: Any) -> dict[str, Any]:
 
 def _one(db: BaseDatabaseWrapper, sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
     # Outside a transaction the statement commits on its own (one round trip); inside one, a
-    # savepoint keeps a refused statement from aborting the caller's transaction.
-    with transaction.atomic(using=db.alias) if db.in_atomic_block else nullcontext():
+    # savepoint keeps a refused statement from aborting the caller's transaction, unless the
+    # caller rolls back on a refusal anyway (whole_run_transaction).
+    with transaction.atomic(using=db.alias) if db.in_atomic_block and not _whole_run.get() else nullcontext():
         cursor = kept_cursor(db)
         cursor.execute(sql, params)
         return cursor.fetchone()

@@ -7,8 +7,9 @@ per tick) → Cursor (State Get) → New block? (Condition) —true→ Save curs
 compare-and-set). Its last three nodes are pasted from the reference monitor, whose Condition
 reads the trigger's ``block``, which a schedule tick has not: the first tick fails, the author
 fixes the Condition (checking it with Test step on that failed run's outputs) and retries it.
-The ticks are the scheduler's own step (start_run with trigger=schedule, as
-keeperstate.executions.scheduling starts them) called from the test while the page stays open.
+The ticks are the scheduler's own step (queue_run with trigger=schedule, as
+keeperstate.executions.scheduling queues them, then the worker's run_queued) called from the test while
+the page stays open.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from keeperstate.executions.models import WorkflowExecution
-from keeperstate.executions.service import start_run
+from keeperstate.executions.service import queue_run, run_queued
 from keeperstate.state.store import StateScope, state_get
 from keeperstate.workflows.examples import block_monitor_graph
 from keeperstate.workflows.models import Workflow
@@ -46,8 +47,9 @@ def tick(workflow_id):
     """One schedule tick, as the scheduler starts it."""
     workflow = Workflow.objects.get(pk=workflow_id)
     now = timezone.now()
-    return start_run(workflow, {"scheduledFor": now.isoformat(), "firedAt": now.isoformat()},
-                     trigger=WorkflowExecution.Trigger.SCHEDULE, scheduled_for=now).execution
+    queued = queue_run(workflow, {"scheduledFor": now.isoformat(), "firedAt": now.isoformat()},
+                       trigger=WorkflowExecution.Trigger.SCHEDULE, scheduled_for=now).execution
+    return run_queued(queued.pk, queued.organization_id)
 
 
 def cursor(workflow):

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from keeperstate.executions.models import WorkflowExecution
-from keeperstate.executions.service import start_run
+from keeperstate.executions.service import queue_run
 from keeperstate.state.models import WorkflowState
 from keeperstate.workflows.services import workflow_create
 from tests.chain.ganache import ChainError
@@ -51,7 +51,7 @@ def head_and_hash_graph(url):
 
 def run_on_the_worker(workflow):
     """Queue a run for the worker and wait (bounded) for it to finish."""
-    execution = start_run(workflow, {}, trigger="api", background=True).execution
+    execution = queue_run(workflow, {}, trigger="api").execution
     wait_until(lambda: WorkflowExecution.objects.filter(pk=execution.pk, status__in=WorkflowExecution.FINISHED)
                .exists(), RUN_SECONDS, "the worker to finish the run")
     execution.refresh_from_db()

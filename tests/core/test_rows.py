@@ -79,18 +79,42 @@ def test_a_model_with_save_receivers_is_saved_by_the_orm_so_they_run(workflow, u
     assert WorkflowExecution.objects.filter(pk=execution.pk).exists()
 
 
-def test_a_finish_written_once_moves_only_from_the_statuses_it_may_and_stores_the_results(workflow, user):
+def test_the_end_of_a_run_moves_it_only_from_the_statuses_it_may_and_stores_the_results(workflow, user):
     execution = an_execution(workflow, user)
-    INSERT.save(execution)
+    lifecycle.insert(execution)
     results = {"count": {"succeeded": True, "data": {"value": 1, "text": "ü"}}}
     at = timezone.now()
 
-    moved = lifecycle.finish(execution, "success", node_results=results, error=None, error_code=None, finished_at=at)
-    again = lifecycle.finish(execution, "error", node_results={}, error="late", error_code="X", finished_at=at)
+    execution.status, execution.node_results, execution.finished_at = "success", results, at
+    moved = lifecycle.end(execution)
+    execution.status, execution.node_results, execution.error, execution.error_code = "error", {}, "late", "X"
+    again = lifecycle.end(execution)
 
     row = WorkflowExecution.objects.get(pk=execution.pk)
     assert (moved, again) == (True, False)  # success is final: no move to error from it
     assert (row.status, row.node_results, row.error, row.finished_at) == ("success", results, None, at)
+
+
+def test_the_end_of_a_run_with_no_row_yet_inserts_it_finished_as_the_orm_would(workflow, user):
+    # given two finished executions alike but for their ids and keys
+    by_orm, written_once = an_execution(workflow, user), an_execution(workflow, user, key="k-2")
+    for execution in (by_orm, written_once):
+        execution.queued_at = execution.started_at = execution.heartbeat_at = by_orm.queued_at
+        execution.status, execution.node_results, execution.finished_at = "success", {"a": {"b": 1}}, by_orm.queued_at
+
+    by_orm.save(force_insert=True)
+    assert lifecycle.end(written_once) is True
+
+    assert {**stored(by_orm.pk), "idempotency_key": None} == {**stored(written_once.pk), "idempotency_key": None}
+    assert not written_once._state.adding
+
+
+def test_an_execution_is_created_only_in_a_status_a_run_starts_in(workflow, user):
+    execution = an_execution(workflow, user)
+    execution.status = "success"
+
+    with pytest.raises(ValueError, match="an execution starts as one of"):
+        lifecycle.insert(execution)
 
 
 def test_progress_written_once_is_recorded_only_while_running(workflow, user):

@@ -10,7 +10,7 @@ import pytest
 from keeperstate.egress import transport
 from keeperstate.egress.policy import allow_entries, parse_allow_entry, refusal_reason
 from keeperstate.engine.context import RunContext
-from keeperstate.engine.runner import run_action
+from tests.actions import run_action
 from tests.egress.server import LocalServer
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from keeperstate.engine.context import RunContext
-from keeperstate.engine.runner import run_action
 from keeperstate.executions.service import run_workflow
+from tests.actions import run_action
 from tests.factories import make_workflow
 
 

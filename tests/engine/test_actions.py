@@ -6,8 +6,8 @@ import pytest
 
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.registry import all_actions, get_action
-from keeperstate.engine.runner import run_action
 from keeperstate.state.models import WorkflowState
+from tests.actions import run_action
 from tests.factories import make_workflow
 
 pytestmark = pytest.mark.django_db

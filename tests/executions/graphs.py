@@ -26,3 +26,18 @@ def counter_graph(trigger_type: str = "Manual", key: str = "runs", **config: Any
         },
     ]
     return nodes, [{"id": "e1", "source": "trigger", "target": "count"}]
+
+
+def counter_then_call_graph(url: str = "http://127.0.0.1:9/", trigger_type: str = "Manual", key: str = "runs"):
+    """Trigger → State Increment ``key`` → HTTP Request GET ``url``: a run with an egress node,
+    recorded first and committed node by node (keeperstate.executions.service)."""
+    nodes, edges = counter_graph(trigger_type, key)
+    nodes.append({
+        "id": "call",
+        "type": "action",
+        "position": {"x": 0, "y": 240},
+        "data": {"label": "Call", "type": "action",
+                 "config": {"actionType": "HTTP Request", "method": "GET", "url": url, "timeout": 30}},
+    })
+    edges.append({"id": "e2", "source": "count", "target": "call"})
+    return nodes, edges

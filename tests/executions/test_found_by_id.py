@@ -13,7 +13,7 @@ import pytest
 from django.db import connection
 
 from keeperstate.executions.models import WorkflowExecution
-from keeperstate.executions.service import start_run
+from keeperstate.executions.service import run_now
 from keeperstate.workflows.services import workflow_update
 from keeperstate.workflows.versions import of_workflow
 from tests.state.crowding import buffers, reads_of
@@ -70,7 +70,7 @@ def test_a_repeated_idempotency_key_is_found_by_its_key_not_among_the_workflows_
 
     # when a request repeats one of the keys
     started = []
-    reads = reads_of(lambda: started.append(start_run(workflow, {}, trigger="api", idempotency_key="key-777")))
+    reads = reads_of(lambda: started.append(run_now(workflow, {}, trigger="api", idempotency_key="key-777")))
 
     # then the first run is answered, found through the unique key (organization, workflow, key):
     # a few pages, not the workflow's runs (594 on Postgres 15 without the organization)

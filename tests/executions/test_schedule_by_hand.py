@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 
 from keeperstate.demo.graphs import heartbeat_graph
-from keeperstate.executions.service import start_run
+from keeperstate.executions.service import run_now
 from keeperstate.state.models import WorkflowState
 from tests.executions.graphs import counter_graph
 from tests.factories import make_workflow
@@ -42,7 +42,7 @@ def test_the_demo_heartbeat_runs_by_hand_through_the_api(client_as_alice, heartb
 
 @pytest.mark.parametrize("trigger", ["manual", "api"])
 def test_a_hand_run_of_a_schedule_gets_both_fields_as_now(heartbeat, trigger):
-    execution = start_run(heartbeat, {}, trigger=trigger).execution
+    execution = run_now(heartbeat, {}, trigger=trigger).execution
 
     assert set(execution.input) == {"scheduledFor", "firedAt"}
     assert execution.input["scheduledFor"] == execution.input["firedAt"]
@@ -53,7 +53,7 @@ def test_a_hand_run_of_a_schedule_gets_both_fields_as_now(heartbeat, trigger):
 def test_what_the_input_gives_is_kept(heartbeat):
     given = {"scheduledFor": "2026-01-01T00:00:00+00:00", "note": "by hand"}
 
-    execution = start_run(heartbeat, given, trigger="manual").execution
+    execution = run_now(heartbeat, given, trigger="manual").execution
 
     assert execution.input["scheduledFor"] == "2026-01-01T00:00:00+00:00"
     assert execution.input["note"] == "by hand"
@@ -65,13 +65,13 @@ def test_other_triggers_inputs_are_left_alone(org, user):
     nodes, edges = counter_graph("Manual")
     workflow = make_workflow(org, name="Counter", user=user, nodes=nodes, edges=edges)
 
-    execution = start_run(workflow, {}, trigger="manual").execution
+    execution = run_now(workflow, {}, trigger="manual").execution
 
     assert execution.input == {}
 
 
 def test_a_webhook_run_is_not_given_schedule_fields(heartbeat):
     # only a person's runs stand in for a tick; a webhook's input is its body, exactly
-    execution = start_run(heartbeat, {"a": 1}, trigger="webhook").execution
+    execution = run_now(heartbeat, {"a": 1}, trigger="webhook").execution
 
     assert execution.input == {"a": 1}

@@ -6,7 +6,7 @@ import threading
 from datetime import timedelta
 
 import pytest
-from django.db import OperationalError, connection
+from django.db import DatabaseError, OperationalError, connection
 from django.utils import timezone
 
 from keeperstate.engine import runner
@@ -14,10 +14,11 @@ from keeperstate.executions import service
 from keeperstate.executions.housekeeping import interrupt_stale_runs, release_idempotency_keys
 from keeperstate.executions.lifecycle import claim_to_run
 from keeperstate.executions.models import WorkflowExecution
-from keeperstate.executions.service import WorkflowDeletedDuringRun, run_queued, start_run
+from keeperstate.executions.service import WorkflowDeletedDuringRun, queue_run, run_now, run_queued
 from keeperstate.state.models import WorkflowState
+from keeperstate.workflows.models import Workflow
 from keeperstate.workflows.services import workflow_hard_delete
-from tests.executions.graphs import counter_graph
+from tests.executions.graphs import counter_graph, counter_then_call_graph
 from tests.factories import make_workflow
 
 pytestmark = pytest.mark.django_db
@@ -37,7 +38,7 @@ def runs_counted(workflow) -> int:
 
 
 def test_a_run_now_records_its_whole_lifecycle(counter, user):
-    execution = start_run(counter, {"n": 1}, trigger="manual", user=user).execution
+    execution = run_now(counter, {"n": 1}, trigger="manual", user=user).execution
 
     execution.refresh_from_db()
     assert (execution.status, execution.trigger, execution.triggered_by, execution.error_code) == (
@@ -47,28 +48,156 @@ def test_a_run_now_records_its_whole_lifecycle(counter, user):
     assert execution.node_results["count"]["data"]["value"] == 1
 
 
-@pytest.mark.django_db(transaction=True)
-def test_the_record_is_committed_running_before_any_action_runs(counter, monkeypatch):
+def status_seen_from_another_connection(execution_id) -> str | None:
+    """The execution's status as another connection sees it: what is committed."""
     seen = {}
+
+    def look():
+        seen["status"] = WorkflowExecution.objects.filter(pk=execution_id).values_list("status", flat=True).first()
+        connection.close()
+
+    thread = threading.Thread(target=look)
+    thread.start()
+    thread.join(timeout=30)
+    return seen["status"]
+
+
+def watching_each_node(monkeypatch, seen: list) -> None:
     original = runner.run_node
 
-    def look_from_another_connection(graph, node_id, *args, **kwargs):
-        execution_id = args[-1].execution_id
+    def look_then_run(graph, node_id, *args, **kwargs):
+        seen.append((node_id, status_seen_from_another_connection(args[-1].execution_id)))
+        return original(graph, node_id, *args, **kwargs)
 
-        def look():
-            seen["status"] = WorkflowExecution.objects.filter(pk=execution_id).values_list("status", flat=True).first()
+    monkeypatch.setattr(runner, "run_node", look_then_run)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_with_no_egress_node_is_written_once_at_its_end_with_its_writes(counter, monkeypatch):
+    seen = []
+    watching_each_node(monkeypatch, seen)
+
+    execution = run_now(counter, {}, trigger="api").execution
+
+    assert seen == [("count", None)]  # nothing of the run exists for others while it runs
+    assert WorkflowExecution.objects.get(pk=execution.pk).status == "success"
+    assert runs_counted(counter) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_with_an_egress_node_commits_its_record_running_before_any_node_runs(org, user, monkeypatch):
+    nodes, edges = counter_then_call_graph()
+    workflow = make_workflow(org, name="Counts then calls", user=user, nodes=nodes, edges=edges)
+    seen = []
+    watching_each_node(monkeypatch, seen)
+
+    execution = run_now(workflow, {}, trigger="api").execution
+
+    assert seen == [("count", "running"), ("call", "running")]
+    execution.refresh_from_db()
+    assert execution.node_results["call"]["code"] == "HTTP_EGRESS_BLOCKED"  # it ran: loopback is refused
+    assert runs_counted(workflow) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_in_one_commit_that_loses_its_database_leaves_nothing(counter, monkeypatch):
+    # given: the run's connection is cut (as by a restart of Postgres) just before its node
+    original = runner.run_node
+
+    def cut_then_run(graph, node_id, *args, **kwargs):
+        pid = connection.connection.info.backend_pid
+
+        def terminate():
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
             connection.close()
 
-        thread = threading.Thread(target=look)
+        thread = threading.Thread(target=terminate)
         thread.start()
         thread.join(timeout=30)
         return original(graph, node_id, *args, **kwargs)
 
-    monkeypatch.setattr(runner, "run_node", look_from_another_connection)
+    monkeypatch.setattr(runner, "run_node", cut_then_run)
 
-    start_run(counter, {}, trigger="api")
+    # when
+    with pytest.raises(DatabaseError):
+        run_now(counter, {}, trigger="api")
 
-    assert seen["status"] == "running"
+    # then nothing of the run exists: no record, no write (a retry with its Idempotency-Key runs it)
+    connection.close()
+    monkeypatch.setattr(runner, "run_node", original)
+    assert not counter.executions.exists()
+    assert runs_counted(counter) == 0
+    assert run_now(counter, {}, trigger="api").execution.status == "success"
+    assert runs_counted(counter) == 1
+
+
+def test_a_refused_write_rolls_the_whole_run_back_and_runs_it_again_node_by_node(org, user, settings, monkeypatch):
+    # given: a workflow may hold one key, and a run writes two
+    settings.KEEPERSTATE_MAX_KEYS_PER_WORKFLOW = 1
+    nodes, edges = counter_graph()
+    nodes.append({**nodes[1], "id": "second", "data": {**nodes[1]["data"], "label": "Second",
+                                                       "config": {"actionType": "State Set", "key": "b",
+                                                                  "value": "1"}}})
+    edges.append({"id": "e2", "source": "count", "target": "second"})
+    workflow = make_workflow(org, user=user, nodes=nodes, edges=edges)
+    attempts = []
+    original = service._NodeByNode.run
+
+    def counted_run(self, workflow):
+        attempts.append(self.execution.pk)
+        return original(self, workflow)
+
+    monkeypatch.setattr(service._NodeByNode, "run", counted_run)
+
+    # when
+    execution = run_now(workflow, {}, trigger="api").execution
+
+    # then: the limit refused the second write, which aborted the run's one transaction; the run
+    # went again node by node, and recorded the refusal as its node's failure
+    execution.refresh_from_db()
+    assert attempts == [execution.pk]
+    assert (execution.status, execution.error_code) == ("error", "STATE_KEY_LIMIT")
+    assert execution.node_results["count"]["data"] == {"value": 1, "version": 1, "created": True}
+    assert runs_counted(workflow) == 1  # the first attempt's increment was rolled back with it
+    assert workflow.executions.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_requests_with_one_idempotency_key_in_one_commit_run_once(counter):
+    barrier = threading.Barrier(2)
+    started = []
+
+    def request():
+        barrier.wait(timeout=10)
+        try:
+            started.append(run_now(counter, {}, trigger="api", idempotency_key="same"))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=request) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    assert sorted(s.replayed for s in started) == [False, True]
+    assert len({s.execution.pk for s in started}) == 1
+    assert counter.executions.count() == 1
+    assert runs_counted(counter) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_queued_run_in_one_commit_stays_queued_for_others_until_it_ends(counter, monkeypatch):
+    execution = queue_run(counter, {}, trigger="webhook").execution
+    seen = []
+    watching_each_node(monkeypatch, seen)
+
+    ran = run_queued(execution.pk, execution.organization_id)
+
+    assert seen == [("count", "queued")]  # its claim is in its transaction: a death leaves it queued
+    assert (ran.status, WorkflowExecution.objects.get(pk=execution.pk).status) == ("success", "success")
+    assert runs_counted(counter) == 1
 
 
 def test_an_error_outside_any_action_ends_the_run_as_error(counter, monkeypatch):
@@ -77,7 +206,7 @@ def test_an_error_outside_any_action_ends_the_run_as_error(counter, monkeypatch)
 
     monkeypatch.setattr(service, "run_graph", broken)
 
-    execution = start_run(counter, {}, trigger="api").execution
+    execution = run_now(counter, {}, trigger="api").execution
 
     execution.refresh_from_db()
     assert (execution.status, execution.error_code) == ("error", "RUN_INTERNAL_ERROR")
@@ -100,7 +229,7 @@ def test_a_run_that_loses_its_database_keeps_what_it_recorded_and_is_later_inter
     monkeypatch.setattr(runner, "run_node", database_gone_at_the_second_action)
 
     with pytest.raises(OperationalError):
-        start_run(workflow, {}, trigger="api")
+        run_now(workflow, {}, trigger="api")
 
     execution = WorkflowExecution.objects.get(workflow=workflow)
     assert execution.status == "running"
@@ -116,8 +245,8 @@ def test_a_run_that_loses_its_database_keeps_what_it_recorded_and_is_later_inter
 
 
 def test_a_repeated_idempotency_key_returns_the_first_execution(counter, other_org):
-    first = start_run(counter, {}, trigger="api", idempotency_key="retry-1")
-    again = start_run(counter, {}, trigger="api", idempotency_key="retry-1")
+    first = run_now(counter, {}, trigger="api", idempotency_key="retry-1")
+    again = run_now(counter, {}, trigger="api", idempotency_key="retry-1")
 
     assert (first.replayed, again.replayed) == (False, True)
     assert again.execution.pk == first.execution.pk
@@ -129,20 +258,20 @@ def test_an_idempotency_key_is_kept_per_workflow(counter, org, user):
     nodes, edges = counter_graph()
     other = make_workflow(org, name="Other", user=user, nodes=nodes, edges=edges)
 
-    first = start_run(counter, {}, trigger="api", idempotency_key="k")
-    second = start_run(other, {}, trigger="api", idempotency_key="k")
+    first = run_now(counter, {}, trigger="api", idempotency_key="k")
+    second = run_now(other, {}, trigger="api", idempotency_key="k")
 
     assert second.replayed is False
     assert first.execution.pk != second.execution.pk
 
 
 def test_idempotency_keys_are_released_after_a_day(counter):
-    start_run(counter, {}, trigger="api", idempotency_key="k")
+    run_now(counter, {}, trigger="api", idempotency_key="k")
 
     assert release_idempotency_keys(timezone.now() + timedelta(hours=23)) == 0
     assert release_idempotency_keys(timezone.now() + timedelta(hours=25)) == 1
 
-    assert start_run(counter, {}, trigger="api", idempotency_key="k").replayed is False
+    assert run_now(counter, {}, trigger="api", idempotency_key="k").replayed is False
 
 
 @pytest.mark.parametrize("key", ["", "   ", "x" * 201, "line\nbreak"])
@@ -164,7 +293,7 @@ def queued_jobs(execution) -> list[str]:
 
 
 def test_a_background_run_is_queued_with_its_job_in_the_same_transaction(counter):
-    execution = start_run(counter, {}, trigger="webhook", background=True).execution
+    execution = queue_run(counter, {}, trigger="webhook").execution
 
     assert (execution.status, execution.started_at) == ("queued", None)
     assert queued_jobs(execution) == ["todo"]
@@ -172,7 +301,7 @@ def test_a_background_run_is_queued_with_its_job_in_the_same_transaction(counter
 
 
 def test_a_queued_run_is_started_once_and_never_again(counter):
-    execution = start_run(counter, {}, trigger="webhook", background=True).execution
+    execution = queue_run(counter, {}, trigger="webhook").execution
 
     ran = run_queued(execution.pk)
     again = run_queued(execution.pk)
@@ -186,7 +315,7 @@ def test_a_queued_run_is_started_once_and_never_again(counter):
 def test_a_worker_claims_a_queued_run_and_reads_it_with_its_workflow_in_one_statement(
     counter, django_assert_num_queries
 ):
-    execution = start_run(counter, {"block": 7}, trigger="webhook", background=True).execution
+    execution = queue_run(counter, {"block": 7}, trigger="webhook").execution
     now = timezone.now()
 
     with django_assert_num_queries(1):
@@ -202,7 +331,7 @@ def test_a_worker_claims_a_queued_run_and_reads_it_with_its_workflow_in_one_stat
 
 
 def test_an_interrupted_run_is_never_started_again(counter):
-    execution = start_run(counter, {}, trigger="webhook", background=True).execution
+    execution = queue_run(counter, {}, trigger="webhook").execution
     WorkflowExecution.objects.filter(pk=execution.pk).update(status=Status.INTERRUPTED)
 
     assert run_queued(execution.pk) is None
@@ -210,7 +339,7 @@ def test_an_interrupted_run_is_never_started_again(counter):
 
 
 def test_a_queued_run_of_a_workflow_deleted_meanwhile_does_not_run(counter):
-    execution = start_run(counter, {}, trigger="webhook", background=True).execution
+    execution = queue_run(counter, {}, trigger="webhook").execution
     counter.soft_delete()
 
     run_queued(execution.pk)
@@ -220,41 +349,59 @@ def test_a_queued_run_of_a_workflow_deleted_meanwhile_does_not_run(counter):
     assert runs_counted(counter) == 0
 
 
-def test_a_workflow_hard_deleted_during_its_run_answers_a_coded_conflict(counter, monkeypatch):
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("graph", [counter_graph, counter_then_call_graph])
+def test_a_workflow_hard_deleted_during_its_run_answers_a_coded_conflict(org, user, monkeypatch, graph):
+    nodes, edges = graph()
+    workflow = make_workflow(org, user=user, nodes=nodes, edges=edges)
     original = runner.run_node
 
     def delete_then_run(*args, **kwargs):
-        workflow_hard_delete(counter)
+        if Workflow.objects.filter(pk=workflow.pk).exists():
+            def delete():
+                workflow_hard_delete(Workflow.objects.get(pk=workflow.pk))
+                connection.close()
+
+            thread = threading.Thread(target=delete)
+            thread.start()
+            thread.join(timeout=30)
         return original(*args, **kwargs)
 
     monkeypatch.setattr(runner, "run_node", delete_then_run)
 
     with pytest.raises(WorkflowDeletedDuringRun) as caught:
-        start_run(counter, {}, trigger="api")
+        run_now(workflow, {}, trigger="api")
 
     assert (caught.value.code, caught.value.status_code) == ("WORKFLOW_DELETED", 409)
+    assert not WorkflowExecution.objects.filter(workflow_id=workflow.pk).exists()
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_state_write_and_the_record_of_it_commit_together(counter, monkeypatch):
-    # given: the database goes away just after the increment, before the run's record of it
-    original = service._finish
+@pytest.mark.parametrize("graph", [counter_graph, counter_then_call_graph])
+def test_a_state_write_and_the_record_of_it_commit_together(org, user, monkeypatch, graph):
+    # given: the database goes away as the run writes its end, after the increment
+    nodes, edges = graph()
+    workflow = make_workflow(org, user=user, nodes=nodes, edges=edges)
 
-    def lose_the_database(execution, outcome):
+    def lose_the_database(execution):
         raise OperationalError("terminating connection due to administrator command")
 
-    monkeypatch.setattr(service, "_finish", lose_the_database)
+    monkeypatch.setattr(service, "end", lose_the_database)
 
     # when
     with pytest.raises(OperationalError):
-        start_run(counter, {}, trigger="api")
+        run_now(workflow, {}, trigger="api")
 
-    # then: no increment without its record
-    monkeypatch.setattr(service, "_finish", original)
-    assert runs_counted(counter) == 0
-    assert counter.executions.get().status == "running"  # until housekeeping interrupts it
+    # then: no increment without its record. In one commit nothing was kept; node by node the
+    # record committed first says the increment, until housekeeping interrupts it
+    monkeypatch.undo()
+    if graph is counter_graph:
+        assert (runs_counted(workflow), workflow.executions.count()) == (0, 0)
+    else:
+        execution = workflow.executions.get()
+        assert (execution.status, runs_counted(workflow)) == ("running", 1)
+        assert execution.node_results["count"]["data"]["value"] == 1
 
     # and a run that can record commits both
-    start_run(counter, {}, trigger="api")
-    assert runs_counted(counter) == 1
-    assert counter.executions.filter(status="success").count() == 1
+    run_now(workflow, {}, trigger="api")
+    assert workflow.executions.filter(status__in=["success", "error"]).count() == 1

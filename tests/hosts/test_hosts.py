@@ -21,7 +21,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from keeperstate.executions.models import WorkflowExecution
-from keeperstate.executions.service import start_run
+from keeperstate.executions.service import queue_run
 from keeperstate.state.models import WorkflowState
 from keeperstate.workflows.services import workflow_create
 from tests.egress.server import Handler
@@ -248,7 +248,7 @@ def test_a_worker_host_cut_off_from_the_database_has_its_run_closed_in_time_and_
                       "actionType": "HTTP Request", "url": f"http://{client.address}:{slow.server_address[1]}/slow?s=20"}}}]
         edges = [{"id": "e1", "source": "trigger", "target": "fetch"}]
         workflow = workflow_create(organization=org, user=user, name="Cut worker", nodes=nodes, edges=edges)
-        start_run(workflow, {}, trigger="api", background=True)  # queued: worker1, alone, takes it
+        queue_run(workflow, {}, trigger="api")  # queued: worker1, alone, takes it
         held = wait_until(lambda: WorkflowExecution.objects.filter(workflow=workflow, status="running").first(), 30,
                           "worker1 to start the run")
         on_hosts.worker(network.hosts["worker2"], **allow)

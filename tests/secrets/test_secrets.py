@@ -138,7 +138,7 @@ def test_another_organizations_secret_does_not_resolve(other_org, org, user):
 
 def test_direct_node_execution_has_no_secrets(api_key, org):
     from keeperstate.engine.context import RunContext
-    from keeperstate.engine.runner import run_action
+    from tests.actions import run_action
 
     result, _ = run_action("HTTP Request", {"url": f"http://example.com/{TOKEN}"}, RunContext())
 

@@ -149,6 +149,36 @@ def test_an_organizations_runs_per_minute_are_capped_in_the_editor(user, monitor
     assert int(answers[2]["Retry-After"]) >= 1
 
 
+def test_a_node_run_alone_counts_as_a_run_of_the_organization_in_every_way_in(user, monitor, settings):
+    # given an organization allowed two runs a minute
+    settings.KEEPERSTATE_ORG_RUNS_PER_MINUTE = 2
+    api = token_client(user)
+    node = {"actionType": "Condition", "config": {"condition": "1 > 0"}}
+
+    # when a direct node execution, a Test step and a run take their turns
+    direct = api.post("/api/execute/node/", node)
+    step = api.post(f"/api/workflows/{monitor.id}/test-step/", {"node": "condition-1"})
+    run = api.post(f"/api/workflows/{monitor.id}/execute/", {"input": {"block": 1}})
+    again = api.post("/api/execute/node/", node)
+
+    # then each counted against the one cap: the third and fourth are refused
+    assert (direct.status_code, step.status_code) == (200, 200)
+    assert_throttled(run)
+    assert_throttled(again)
+
+
+def test_a_node_run_alone_counts_against_the_organization_it_names(user, monitor, other_org, settings):
+    api = token_client(user)
+    node = {"actionType": "Condition", "config": {"condition": "1 > 0"}}
+
+    mine = api.post("/api/execute/node/", {**node, "organization": monitor.organization.slug})
+    foreign = api.post("/api/execute/node/", {**node, "organization": other_org.slug})
+
+    assert mine.status_code == 200
+    assert foreign.status_code == 400
+    assert "not a member" in foreign.json()["organization"][0]
+
+
 def test_the_run_cap_is_per_organization(user, monitor, foreign_workflow, settings):
     settings.KEEPERSTATE_ORG_RUNS_PER_MINUTE = 1
     check_org_run_rate(monitor.organization_id)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from keeperstate.engine.context import RunContext
-from keeperstate.engine.runner import run_action
 from keeperstate.state.errors import StateInvalidExpectedVersion, StateInvalidKey
 from keeperstate.state.models import WorkflowState
 from keeperstate.state.store import state_get, state_set
 from keeperstate.state.values import normalize_key
+from tests.actions import run_action
 
 pytestmark = pytest.mark.django_db
 

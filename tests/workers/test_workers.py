@@ -12,10 +12,10 @@ import pytest
 from django.db import connection
 
 from keeperstate.executions.models import WorkflowExecution
-from keeperstate.executions.service import start_run
+from keeperstate.executions.service import queue_run, run_now
 from keeperstate.state.models import WorkflowState
 from keeperstate.workflows.services import workflow_create, workflow_set_active
-from tests.executions.graphs import counter_graph
+from tests.executions.graphs import counter_graph, counter_then_call_graph
 from tests.workers.processes import child_database_url, free_port, wait_until
 
 pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True)]
@@ -58,24 +58,28 @@ def test_an_interval_workflow_on_three_workers_runs_each_tick_once(processes, or
     assert gaps <= {1.0, 2.0}, f"ticks were lost: gaps {sorted(gaps)}"
 
 
-def test_a_worker_killed_mid_run_leaves_it_interrupted_and_never_replayed(processes, org, user):
-    nodes, edges = counter_graph("Manual")
-    workflow = workflow_create(organization=org, user=user, name="Counter", nodes=nodes, edges=edges)
-    start_run(workflow, {}, trigger="api")  # the counter exists: 1
+def test_a_worker_killed_mid_run_of_an_egress_workflow_leaves_it_interrupted_and_never_replayed(
+    processes, org, user
+):
+    # a run with an HTTP Request is recorded first and committed node by node (ADR 0073)
+    nodes, edges = counter_then_call_graph()
+    workflow = workflow_create(organization=org, user=user, name="Counts then calls", nodes=nodes, edges=edges)
+    run_now(workflow, {}, trigger="api")  # the counter exists: 1
     first = processes.worker("doomed", "--concurrency", "1", "--no-scheduler")
 
     # Hold the counter's row so the worker's run blocks inside its State Increment.
     with psycopg.connect(child_database_url(), autocommit=False) as blocker:
         blocker.execute("SELECT 1 FROM workflow_state WHERE workflow_id = %s FOR UPDATE", [workflow.pk])
-        stuck = start_run(workflow, {}, trigger="webhook", background=True).execution
+        stuck = queue_run(workflow, {}, trigger="webhook").execution
         wait_until(lambda: status_of(stuck) == "running", 30, "the doomed worker to start the run")
         processes.worker("survivor")
         processes.kill(first)
         wait_until(lambda: status_of(stuck) == "interrupted", 30, "housekeeping to interrupt the run")
         blocker.rollback()
 
-    after = start_run(workflow, {}, trigger="webhook", background=True).execution
-    wait_until(lambda: status_of(after) == "success", 30, "the surviving worker to run the next run")
+    after = queue_run(workflow, {}, trigger="webhook").execution
+    # its call is refused (loopback), so it ends as an error, after its increment
+    wait_until(lambda: status_of(after) == "error", 30, "the surviving worker to run the next run")
     # the dead worker's job went back to the queue and was taken again: it must not have run
     wait_until(lambda: not _jobs_of(stuck, "doing", "todo"), 30, "the dead worker's job to be retried")
 
@@ -87,16 +91,49 @@ def test_a_worker_killed_mid_run_leaves_it_interrupted_and_never_replayed(proces
     assert workflow.executions.filter(status="running").count() == 0
 
 
-def test_a_slow_run_of_a_live_worker_keeps_its_heartbeat_and_is_not_interrupted(processes, org, user):
+def test_a_worker_killed_mid_run_in_one_commit_leaves_it_queued_and_another_worker_runs_it_once(
+    processes, org, user
+):
+    # a run with no egress node is one transaction, its claim of the execution included (ADR 0073)
     nodes, edges = counter_graph("Manual")
     workflow = workflow_create(organization=org, user=user, name="Counter", nodes=nodes, edges=edges)
-    start_run(workflow, {}, trigger="api")
+    run_now(workflow, {}, trigger="api")  # the counter exists: 1
+    first = processes.worker("doomed", "--concurrency", "1", "--no-scheduler")
+
+    # Hold the counter's row so the worker's run blocks inside its State Increment.
+    with psycopg.connect(child_database_url(), autocommit=False) as blocker:
+        blocker.execute("SELECT 1 FROM workflow_state WHERE workflow_id = %s FOR UPDATE", [workflow.pk])
+        stuck = queue_run(workflow, {}, trigger="webhook").execution
+        wait_until(lambda: _jobs_of(stuck, "doing"), 30, "the doomed worker to take the job")
+        time.sleep(0.5)  # it claims the run and waits on the row, inside the run's transaction
+        assert status_of(stuck) == "queued"  # for everyone else, nothing has happened yet
+        processes.worker("survivor")
+        processes.kill(first)
+        blocker.rollback()
+
+    # the dead worker's transaction is rolled back; its job goes back to the queue, and runs once
+    wait_until(lambda: status_of(stuck) == "success", 30, "another worker to run the queued execution")
+    stuck.refresh_from_db()
+    assert stuck.node_results["count"]["data"]["value"] == 2
+    assert counted(workflow) == 2  # 1 before, 1 by the run: the killed attempt left nothing
+    assert workflow.executions.exclude(status="success").count() == 0
+
+
+@pytest.mark.parametrize(("graph", "seen_while_slow", "ended"), [
+    (counter_then_call_graph, {"running"}, "error"),  # recorded first: running, its heartbeat kept
+    (counter_graph, {"queued"}, "success"),  # one commit: nothing to see, nothing to interrupt
+])
+def test_a_slow_run_of_a_live_worker_is_not_interrupted(processes, org, user, graph, seen_while_slow, ended):
+    nodes, edges = graph()
+    workflow = workflow_create(organization=org, user=user, name="Counter", nodes=nodes, edges=edges)
+    run_now(workflow, {}, trigger="api")
     processes.worker("patient")  # runs housekeeping too: stale after 3 s without a heartbeat
 
     with psycopg.connect(child_database_url(), autocommit=False) as blocker:
         blocker.execute("SELECT 1 FROM workflow_state WHERE workflow_id = %s FOR UPDATE", [workflow.pk])
-        slow = start_run(workflow, {}, trigger="webhook", background=True).execution
-        wait_until(lambda: status_of(slow) == "running", 30, "the worker to start the run")
+        slow = queue_run(workflow, {}, trigger="webhook").execution
+        wait_until(lambda: _jobs_of(slow, "doing"), 30, "the worker to take the run")
+        wait_until(lambda: status_of(slow) in seen_while_slow, 30, "the worker to start the run")
         seen = set()
         deadline = time.monotonic() + 6  # twice the stale bound
         while time.monotonic() < deadline:
@@ -104,15 +141,15 @@ def test_a_slow_run_of_a_live_worker_keeps_its_heartbeat_and_is_not_interrupted(
             time.sleep(0.2)
         blocker.rollback()
 
-    wait_until(lambda: status_of(slow) == "success", 30, "the slow run to finish")
-    assert seen == {"running"}
+    wait_until(lambda: status_of(slow) == ended, 30, "the slow run to finish")
+    assert seen == seen_while_slow
     assert counted(workflow) == 2
 
 
 def test_a_queued_run_whose_worker_died_before_starting_it_runs_elsewhere(processes, org, user):
     nodes, edges = counter_graph("Manual")
     workflow = workflow_create(organization=org, user=user, name="Counter", nodes=nodes, edges=edges)
-    queued = start_run(workflow, {}, trigger="api", background=True).execution
+    queued = queue_run(workflow, {}, trigger="api").execution
     # A worker registers, takes the job, and dies before it claims the execution: exactly the rows
     # a worker killed at that instant leaves behind.
     with connection.cursor() as cursor:

@@ -340,13 +340,13 @@ def test_a_state_write_with_the_old_organization_fails_clearly_and_writes_nothin
 
 
 def test_a_run_started_from_the_old_organization_fails_clearly(monitored, workflow, other_org, mover):
-    from keeperstate.executions.service import WorkflowDeletedDuringRun, start_run
+    from keeperstate.executions.service import WorkflowDeletedDuringRun, queue_run
 
     stale = Workflow.objects.get(pk=workflow.pk)
     move_workflow(workflow, other_org, by_user=mover)
 
     with pytest.raises(WorkflowDeletedDuringRun, match="moved to another organization") as refused:
-        start_run(stale, {}, trigger=WorkflowExecution.Trigger.API, background=True)
+        queue_run(stale, {}, trigger=WorkflowExecution.Trigger.API)
     assert refused.value.code == "WORKFLOW_DELETED"
     assert WorkflowExecution.objects.filter(workflow_id=workflow.id).count() == 1  # the moved run only
 

@@ -59,7 +59,7 @@ from django.test.utils import override_settings
 
 from keeperstate.accounts.models import Membership, Organization
 from keeperstate.executions.models import WorkflowExecution
-from keeperstate.executions.service import start_run
+from keeperstate.executions.service import queue_run
 from keeperstate.ops.database import database_url
 from keeperstate.ops.env import child_environment
 from keeperstate.ops.schema import require_migrated
@@ -464,7 +464,7 @@ class RunBench:
         time.sleep(3)  # let them start listening
         workflows = self.workflows(kind, 16)
         ids = [
-            start_run(workflows[n % 16], {"block": 10 + n}, trigger="api", background=True).execution.pk
+            queue_run(workflows[n % 16], {"block": 10 + n}, trigger="api").execution.pk
             for n in range(self.burst)
         ]
         deadline = time.monotonic() + 300

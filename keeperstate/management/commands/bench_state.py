@@ -7,7 +7,7 @@ Each operation is measured three ways, through Django's own connection (the stor
   no triggers and no foreign keys, holding a copy of workflow_state's rows (same index depth);
 * **table floor**: the same statement on workflow_state itself, its triggers firing (version,
   tombstone, history, usage counters), as any raw SQL writer would pay;
-* **the store** (and for some operations the action path, ``run_action``);
+* **the store** (and for some operations the action path, ``execute_action``);
 * for the writes, **the contract's bound**: the physical floor's statement together with the
   rows DESIGN.md §6 makes every such write add (the history event with old and new value; for a
   delete also the tombstone and the two usage counters), in one statement on plain copies of
@@ -49,7 +49,7 @@ from django.test.utils import override_settings
 from keeperstate.accounts.models import Organization
 from keeperstate.core.cursors import kept_cursor
 from keeperstate.engine.context import RunContext
-from keeperstate.engine.runner import run_action
+from keeperstate.engine.runner import execute_action
 from keeperstate.ops.bench_rounds import RoundRatio
 from keeperstate.ops.schema import require_migrated
 from keeperstate.state import store
@@ -390,17 +390,17 @@ class Bench:
         groups["overwrite"].update({
             "store.set.overwrite": self.same(lambda i: state_set(scope=scope, key="hot", value=CURSOR + i)),
             "action.set.overwrite": self.same(
-                lambda i: run_action("State Set", {"key": "hot", "value": str(CURSOR + i)}, ctx)
+                lambda i: execute_action("State Set", {"key": "hot", "value": str(CURSOR + i)}, ctx)
             ),
         })
         groups["cas"]["store.set.cas"] = self.same(store_cas)
         groups["increment"].update({
             "store.increment": self.same(lambda i: state_increment(scope=scope, key="ctr")),
-            "action.increment": self.same(lambda i: run_action("State Increment", {"key": "ctr"}, ctx)),
+            "action.increment": self.same(lambda i: execute_action("State Increment", {"key": "ctr"}, ctx)),
         })
         groups["select"].update({
             "store.get": self.same(lambda i: state_get(scope=scope, key="hot")),
-            "action.get": self.same(lambda i: run_action("State Get", {"key": "hot"}, ctx)),
+            "action.get": self.same(lambda i: execute_action("State Get", {"key": "hot"}, ctx)),
         })
         groups["delete"] = {
             "physical.delete": self.new_keys(home_org, self.raw("delete", self.floor), existing=True, table=self.floor),
