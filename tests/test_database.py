@@ -232,3 +232,61 @@ def test_the_first_connection_fills_in_the_embedded_servers_address():
     assert (params["host"], params["port"]) == (filled["HOST"], filled["PORT"])
     assert (probe.settings_dict["HOST"], probe.settings_dict["PORT"]) == (filled["HOST"], filled["PORT"])
     assert database.database_url({**filled, "HOST": "", "PORT": ""}) == database.database_url(filled)
+
+
+def test_a_database_url_gets_the_service_backend(monkeypatch):
+    monkeypatch.setenv("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/keeperstate")
+
+    assert database.database_config()["ENGINE"] == database.POSTGRES_ENGINE == "keeperstate.ops.postgres"
+
+
+def health_check() -> tuple[bool, int]:
+    """What Django does before a request reuses the connection: whether it was kept, and how many
+    health checks the connection has sent as a query so far."""
+    connection.health_check_done = False
+    kept = connection.connection
+    connection.close_if_health_check_failed()
+    return connection.connection is kept and kept is not None, connection.health_check_queries
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_quiet_kept_connection_is_checked_without_a_round_trip():
+    connection.ensure_connection()
+    _kept, sent_before = health_check()
+
+    kept, sent = health_check()
+
+    assert kept
+    assert sent == sent_before  # nothing to read on the socket: no SELECT 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_the_server_closed_is_found_by_its_health_check_and_replaced():
+    connection.ensure_connection()
+    pid = connection.connection.info.backend_pid
+    with database_connection() as other:  # the server ends our backend, as a restart would
+        other.execute("SELECT pg_terminate_backend(%s)", [pid])
+    wait_until(lambda: _readable(connection.connection), 10, "the server's notice to arrive")
+    sent_before = connection.health_check_queries
+
+    kept, sent = health_check()
+
+    assert not kept  # closed by the check, which asked the server
+    assert connection.connection is None
+    assert sent == sent_before + 1
+    with connection.cursor() as cursor:  # and the next statement opens a new connection
+        cursor.execute("SELECT 1")
+        assert cursor.fetchone() == (1,)
+    assert connection.connection.info.backend_pid != pid
+
+
+def database_connection():
+    import psycopg
+
+    return psycopg.connect(database.database_url(connection.settings_dict), autocommit=True)
+
+
+def _readable(raw) -> bool:
+    import select
+
+    return bool(select.select([raw.fileno()], [], [], 0)[0])

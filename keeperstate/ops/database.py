@@ -41,6 +41,8 @@ BASE_DIR = Path(__file__).resolve().parents[2]
 DATA_DIR = Path(env_str("KEEPERSTATE_DATA_DIR") or BASE_DIR / ".data")
 # The backend of the embedded server (keeperstate/ops/embedded/): plain postgresql, plus the start.
 EMBEDDED_ENGINE = "keeperstate.ops.embedded"
+# Django's postgresql backend with a health check that costs no round trip (keeperstate/ops/postgres).
+POSTGRES_ENGINE = "keeperstate.ops.postgres"
 
 
 class StartupError(RuntimeError):
@@ -106,6 +108,7 @@ def _parse_database_url(url: str, max_age: int) -> dict[str, Any]:
         raise refused from None
     if config.get("ENGINE") != "django.db.backends.postgresql":
         raise refused
+    config["ENGINE"] = POSTGRES_ENGINE
     return config
 
 

@@ -1,14 +1,15 @@
-"""The embedded backend's DatabaseWrapper: postgresql's, with the start on the first connection."""
+"""The embedded backend's DatabaseWrapper: the service's (keeperstate.ops.postgres), with the start on
+the first connection."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
 
-from django.db.backends.postgresql import base as postgresql
 from django.db.backends.postgresql.client import DatabaseClient as PostgresqlClient
 
 from keeperstate.ops import database
+from keeperstate.ops.postgres import base as postgres
 
 
 def fill_address(settings_dict: dict[str, Any]) -> None:
@@ -26,7 +27,7 @@ class DatabaseClient(PostgresqlClient):
         super().runshell(parameters)
 
 
-class DatabaseWrapper(postgresql.DatabaseWrapper):
+class DatabaseWrapper(postgres.DatabaseWrapper):
     client_class = DatabaseClient
 
     def get_connection_params(self) -> dict[str, Any]:
