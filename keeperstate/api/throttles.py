@@ -14,7 +14,7 @@ from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
 from keeperstate.core.clients import client_address
-from keeperstate.ratelimits.counters import hit
+from keeperstate.ratelimits.counters import Decision, hit, hit_params
 
 PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -48,7 +48,8 @@ class _Throttle(BaseThrottle):
 
 class ClientThrottle(_Throttle):
     """Authenticated clients: per token when one was sent (each integration its own budget), else
-    per user (a browser session)."""
+    per user (a browser session). A token's hit is counted by the statement that authenticates it
+    (keeperstate.api.authentication), which leaves its decision on the request."""
 
     scope = "api_user"
 
@@ -57,6 +58,31 @@ class ClientThrottle(_Throttle):
             return None
         token_key = getattr(request.auth, "token_key", None)
         return f"token:{token_key}" if token_key else f"user:{request.user.pk}"
+
+    def allow_request(self, request: Request, view: Any) -> bool:
+        counted: Decision | None = getattr(request, _TOKEN_HIT, None)
+        if counted is None:
+            return super().allow_request(request, view)
+        self.retry_after = counted.retry_after
+        return counted.allowed
+
+
+_TOKEN_HIT = "_keeperstate_token_hit"
+
+
+def token_hit_params(request: Request | None, token_key: str) -> dict[str, Any] | None:
+    """The parameters of the token's rate hit (ClientThrottle's), for the statement that reads the
+    token to count; None when the view does not throttle per token or no rate is set."""
+    view = (getattr(request, "parser_context", None) or {}).get("view")
+    rate = api_settings.DEFAULT_THROTTLE_RATES.get(ClientThrottle.scope)
+    if view is None or not rate or not any(issubclass(t, ClientThrottle) for t in view.throttle_classes):
+        return None
+    limit, period = parse_rate(rate)
+    return hit_params(ClientThrottle.scope, f"token:{token_key}", limit=limit, period=period)
+
+
+def record_token_hit(request: Request, decision: Decision) -> None:
+    setattr(request, _TOKEN_HIT, decision)
 
 
 class AnonymousThrottle(_Throttle):

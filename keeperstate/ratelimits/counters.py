@@ -20,13 +20,22 @@ from django.conf import settings
 from keeperstate.core.cursors import kept_cursor
 from keeperstate.core.errors import Code, CodedError
 
-HIT_SQL = """
-INSERT INTO rate_counter AS c (scope, ident, window_start, hits)
-VALUES (%(scope)s, %(ident)s, to_timestamp(%(window)s), 1)
+_ON_CONFLICT = """
 ON CONFLICT (scope, ident, window_start) DO UPDATE SET hits = c.hits + 1
  WHERE c.hits < %(limit)s
 RETURNING hits
 """
+HIT_SQL = f"""
+INSERT INTO rate_counter AS c (scope, ident, window_start, hits)
+VALUES (%(scope)s, %(ident)s, to_timestamp(%(window)s), 1){_ON_CONFLICT}"""
+
+
+def conditional_hit_sql(condition: str) -> str:
+    """HIT_SQL counting the hit only where ``condition`` (SQL) holds, for a statement that counts
+    as it reads (a CTE: the API token's rate, counted by the statement that reads the token)."""
+    return f"""
+INSERT INTO rate_counter AS c (scope, ident, window_start, hits)
+SELECT %(scope)s, %(ident)s, to_timestamp(%(window)s), 1 WHERE {condition}{_ON_CONFLICT}"""
 # Run when a new window's row was just created: the previous windows of the same counter are
 # dead; deleting them keeps one row per counter.
 PRUNE_SQL = """
@@ -51,16 +60,27 @@ class Decision:
 
 def hit(scope: str, ident: str, *, limit: int, period: int) -> Decision:
     """Count one hit of ``ident`` in ``scope``; refused (and not counted) at ``limit`` per period."""
-    now = time.time()
-    window = math.floor(now / period) * period
-    retry_after = max(1, math.ceil(window + period - now))
-    params: dict[str, Any] = {"scope": scope, "ident": ident[:100], "window": window, "limit": limit}
+    params = hit_params(scope, ident, limit=limit, period=period)
     cursor = kept_cursor()
     cursor.execute(HIT_SQL, params)
     row = cursor.fetchone()
-    if row is not None and row[0] == 1:
-        cursor.execute(PRUNE_SQL, params)
-    return Decision(allowed=row is not None, retry_after=retry_after)
+    return decided(params, row[0] if row is not None else None)
+
+
+def hit_params(scope: str, ident: str, *, limit: int, period: int) -> dict[str, Any]:
+    """The parameters of HIT_SQL (and of a conditional hit) for one hit now."""
+    now = time.time()
+    window = math.floor(now / period) * period
+    return {"scope": scope, "ident": ident[:100], "window": window, "limit": limit,
+            "retry_after": max(1, math.ceil(window + period - now))}
+
+
+def decided(params: dict[str, Any], hits: int | None) -> Decision:
+    """The decision of a hit that returned ``hits`` (None: refused, not counted). The first hit of
+    a window deletes the counter's earlier windows, so each counter keeps one row."""
+    if hits == 1:
+        kept_cursor().execute(PRUNE_SQL, params)
+    return Decision(allowed=hits is not None, retry_after=params["retry_after"])
 
 
 def check_org_run_rate(organization_id: int) -> None:

@@ -19,6 +19,7 @@ from keeperstate.accounts.access import get_workflow_for, hooked_workflow, workf
 from keeperstate.accounts.models import ApiToken, Membership
 from keeperstate.accounts.tokens import create_token
 from keeperstate.api.authentication import tokens_with_key
+from keeperstate.ratelimits.counters import hit_params
 from keeperstate.workflows.models import Workflow, WorkflowQuerySet
 from tests.factories import make_org, make_user, make_workflow
 
@@ -102,11 +103,11 @@ def test_hooked_workflow_finds_exactly_the_alive_active_workflow_the_orm_finds(w
 
 def test_tokens_with_key_reads_a_token_and_its_user_as_the_orm_does(user):
     stored, _ = create_token(user, name="ci")
-    [found] = tokens_with_key(stored.token_key)
+    [found], _hits = tokens_with_key(stored.token_key)
     expected = ApiToken.objects.select_related("user").get(pk=stored.pk)
     assert fields(found) == fields(expected)
     assert fields(found.user) == fields(expected.user)
-    assert tokens_with_key("ks_00000000") == []
+    assert tokens_with_key("ks_00000000") == ([], None)
 
 
 def test_tokens_with_key_finds_exactly_what_knoxs_queryset_finds(user):
@@ -123,9 +124,29 @@ def test_tokens_with_key_finds_exactly_what_knoxs_queryset_finds(user):
 
     for key in (stored.token_key, other.token_key, "ks_00000000"):
         knox = {token.pk: token for token in ApiToken.objects.filter(token_key=key).select_related("user")}
-        found = {token.pk: token for token in tokens_with_key(key)}
-        assert found.keys() == knox.keys(), key
-        for pk, token in found.items():
-            assert fields(token) == fields(knox[pk])
-            assert fields(token.user) == fields(knox[pk].user)
-    assert len(tokens_with_key(stored.token_key)) == 3
+        for counting in (None, hit_params("test", key, limit=100, period=60)):
+            read, _hits = tokens_with_key(key, digest=stored.digest, hit=counting)
+            found = {token.pk: token for token in read}
+            assert found.keys() == knox.keys(), key
+            for pk, token in found.items():
+                assert fields(token) == fields(knox[pk])
+                assert fields(token.user) == fields(knox[pk].user)
+    assert len(tokens_with_key(stored.token_key)[0]) == 3
+
+
+def test_the_token_read_counts_the_rate_hit_only_for_a_live_token_of_an_active_user(user):
+    stored, _ = create_token(user, name="ci")
+    inactive = make_user("mallory")
+    inactive.is_active = False
+    inactive.save()
+    expired, of_inactive = f"{0:0128x}", f"{1:0128x}"
+    ApiToken(digest=expired, token_key=stored.token_key, user=user,
+             expiry=timezone.now() - timedelta(days=1)).save(force_insert=True)
+    ApiToken(digest=of_inactive, token_key=stored.token_key, user=inactive).save(force_insert=True)
+    counting = hit_params("test", "token", limit=2, period=3600)
+
+    def hits(digest: str) -> int | None:
+        return tokens_with_key(stored.token_key, digest=digest, hit=counting)[1]
+
+    assert [hits(expired), hits(of_inactive), hits("0" * 128)] == [None, None, None]  # not counted
+    assert [hits(stored.digest), hits(stored.digest), hits(stored.digest)] == [1, 2, None]  # the third refused
