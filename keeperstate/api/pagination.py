@@ -34,3 +34,10 @@ class Pagination(PageNumberPagination):
                     f"Results per page: 1 or more (default {self.page_size}, at most {self.max_page_size})."
                 )
         return parameters
+
+
+class VersionPagination(Pagination):
+    """A workflow's versions carry their whole graph (up to 1 MB each): fewer to a page."""
+
+    page_size = 10
+    max_page_size = 20

@@ -355,6 +355,9 @@ class ConfigFieldOutput(serializers.Serializer):
     kind = serializers.ChoiceField(choices=get_args(FieldKind))
     required = serializers.BooleanField()  # type: ignore[assignment]  # see SHADOWING
     acceptsReferences = serializers.BooleanField()
+    acceptsSecrets = serializers.BooleanField(help_text="Whether the field may hold a secret reference "
+                                              "(<<@__secrets:Secrets.NAME>>): only fields whose value leaves "
+                                              "the run, an HTTP Request's URL, headers and body.")
     help = serializers.CharField()
     advanced = serializers.BooleanField()
     choices = serializers.ListField(child=serializers.CharField())

@@ -29,7 +29,7 @@ from keeperstate.accounts.access import get_execution_for, get_workflow_for, wor
 from keeperstate.api import serializers as s
 from keeperstate.api.authentication import api_authentication_classes
 from keeperstate.api.metadata import ApiMetadata
-from keeperstate.api.pagination import Pagination
+from keeperstate.api.pagination import Pagination, VersionPagination
 from keeperstate.api.parsers import JSONParser
 from keeperstate.api.permissions import HardDeleteByOwnersAndAdmins
 from keeperstate.api.schema import IDEMPOTENCY_KEY_HEADER, WorkflowBadRequest, errors
@@ -292,7 +292,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
         summary="The workflow's versions, newest first: each save of a new name or graph keeps one",
         responses={200: s.VersionOutput(many=True), **errors(400, 401, 404)},
     )
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=VersionPagination)
     def versions(self, request: Request, pk: str) -> Response:
         page = self.paginate_queryset(versions_of(self.get_object()))
         return self.get_paginated_response(s.VersionOutput(page, many=True).data)

@@ -37,12 +37,16 @@ class Code(Enum):
     CSRF_FAILED = (403, "The request lacks a valid CSRF token. Reload the page and try again.")
     NOT_FOUND = (404, "Nothing was found at this address; check the URL.")
     THROTTLED = (429, "Too many requests. Wait the seconds in Retry-After, then try again.")
+    URI_TOO_LONG = (414, "The address is too long; a state key is at most 256 characters. Send a shorter one.")
+    REQUEST_HEADERS_TOO_LARGE = (431, "The request's headers are too many or too large; send fewer or shorter.")
+    ORIGIN_NOT_ALLOWED = (403, "The request's Origin is not this site's; call /mcp/ from this site or a client.")
     INTERNAL_ERROR = (500, "Something went wrong on our side; the error was logged for the administrators.")
     DATABASE_ERROR = (503, "The database could not complete the request; the error was logged. Try again.")
 
     # --- workflows: saving and validating a graph ---------------------------------------------
     WORKFLOW_INVALID = (400, "The workflow has errors; the validation report in details says where.")
     INVALID_NAME = (400, "Give the workflow a name of 1 to 200 visible characters.")
+    WORKFLOW_TOO_LARGE = (400, "A workflow holds at most 500 nodes, 1,000 edges and 1 MB of graph JSON; split it.")
     INVALID_SHAPE = (400, "A node or edge does not have the shape of a workflow graph; see the API schema.")
     TRIGGER_COUNT = (400, "A workflow needs exactly one trigger node.")
     UNKNOWN_TRIGGER = (400, "Unknown trigger type. Use Manual, Webhook or Schedule.")
@@ -110,6 +114,8 @@ class Code(Enum):
     SECRET_INVALID_NAME = (400, "A secret's name is 1 to 64 letters, digits or _, e.g. API_KEY.")
     SECRET_INVALID_VALUE = (400, "A secret's value is non-empty text of at most 8 KB.")
     SECRET_LIMIT = (409, "The organization keeps as many secrets as it may; delete one it no longer uses.")
+    SECRET_NOT_ALLOWED_HERE = (
+        400, "A secret may stand only in an HTTP Request's URL, headers or body, where it leaves the run; remove it.")
     SECRET_UNDECRYPTABLE = (400, "The secret cannot be decrypted with the configured key; save it again.")
     TOKEN_INVALID = (400, "Give the token a name of at most 100 visible characters and a valid expiry.")
 

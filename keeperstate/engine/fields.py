@@ -95,6 +95,9 @@ class ConfigField:
     kind: FieldKind
     required: bool = False
     accepts_references: bool = True
+    # The value leaves the run through egress (HTTP Request's URL, headers, body), so it may hold
+    # a secret reference; no other field may (keeperstate.engine.secret_places).
+    secrets: bool = False
     help: str | StrPromise = ""  # a lazy text reads the settings it names when shown
     advanced: bool = False
     choices: tuple[str, ...] = ()
@@ -115,6 +118,7 @@ class ConfigField:
             "kind": self.kind,
             "required": self.required,
             "acceptsReferences": self.accepts_references,
+            "acceptsSecrets": self.secrets,
             "help": self.help,
             "advanced": self.advanced,
             "choices": list(self.choices),

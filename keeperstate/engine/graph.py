@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +27,39 @@ class GraphCycle(GraphInvalid):
             "remove one of its edges.",
             details={"cycle": loop},
         )
+
+
+# What one workflow may hold (DESIGN.md §8), on every way in: each save keeps a version, and the
+# editor, the validator and the runner all walk the whole graph.
+MAX_NODES = 500
+MAX_EDGES = 1_000
+MAX_GRAPH_BYTES = 1024 * 1024  # of the graph's compact JSON, {"nodes": …, "edges": …}, as UTF-8
+
+
+class WorkflowTooLarge(CodedError):
+    error = Code.WORKFLOW_TOO_LARGE
+
+
+def check_size(nodes: Any, edges: Any) -> None:
+    """Raise WorkflowTooLarge for a graph past MAX_NODES, MAX_EDGES or MAX_GRAPH_BYTES. The counts
+    are checked first: they cost nothing, and a graph within them is measured once."""
+    counts = {"nodes": len(nodes) if isinstance(nodes, list) else 0,
+              "edges": len(edges) if isinstance(edges, list) else 0}
+    limits = {"nodes": MAX_NODES, "edges": MAX_EDGES, "bytes": MAX_GRAPH_BYTES}
+    size = 0
+    if counts["nodes"] <= MAX_NODES and counts["edges"] <= MAX_EDGES:
+        size = len(json.dumps({"nodes": nodes, "edges": edges}, separators=(",", ":"), ensure_ascii=False)
+                   .encode("utf-8", "surrogatepass"))
+        if size <= MAX_GRAPH_BYTES:
+            return
+    details = {**counts, "bytes": size or None, "limits": limits}
+    raise WorkflowTooLarge(
+        f"The workflow has {counts['nodes']:,} nodes and {counts['edges']:,} edges"
+        + (f" in {size:,} bytes of JSON" if size else "")
+        + f"; a workflow holds at most {MAX_NODES:,} nodes, {MAX_EDGES:,} edges and {MAX_GRAPH_BYTES:,} bytes "
+        "(1 MB) of graph JSON. Split it into workflows, or move large payloads out of its configs.",
+        details=details,
+    )
 
 
 @dataclass(frozen=True)

@@ -135,12 +135,16 @@ class Resolver:
         labels: dict[str, str],
         system: dict[str, Any],
         secrets: SecretVault | None = None,
+        secret_fields: frozenset[str] = frozenset(),
     ):
         # Typed results (the runner's), or their JSON shape (a recorded run, a test).
         self.results = results
         self.labels = labels
         self.system = system
         self.secrets = secrets
+        # The fields whose value leaves the run (keeperstate.engine.secret_places): a secret is
+        # read for them only, so no other field can compute with one.
+        self.secret_fields = secret_fields
         self.failures: list[dict[str, str]] = []
 
     def resolve_config(self, config: dict[str, Any], fields: Sequence[ConfigField] = ()) -> dict[str, Any]:
@@ -201,6 +205,8 @@ class Resolver:
 
     def _value(self, ref: Reference, field: str) -> Any:
         try:
+            if ref.node_id == SECRETS_NODE_ID and field not in self.secret_fields:
+                raise _Unresolved("a secret may stand only in an HTTP Request's URL, headers or body")
             return self._lookup(ref)
         except _Unresolved as exc:
             self.failures.append({"token": ref.token, "field": field, "reason": str(exc)})

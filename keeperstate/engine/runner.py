@@ -48,6 +48,7 @@ from keeperstate.engine.results import (
     results_to_json,
     settled,
 )
+from keeperstate.engine.secret_places import misplaced_in_config, secret_fields
 from keeperstate.secrets.redaction import redacting
 
 logger = logging.getLogger(__name__)
@@ -287,9 +288,12 @@ def _execute_action(
         definition = get_action(action_type or "")
         if definition is None:
             raise UnknownAction(f"Unknown action type '{action_type}'. Pick an action from the palette.")
-        system = system_values(execution_id=ctx.execution_id)
-        resolver = Resolver(results=results or {}, labels=labels or {}, system=system, secrets=ctx.secrets)
         settings = {k: v for k, v in config.items() if k != "actionType"}
+        if misplaced := misplaced_in_config(settings, definition):
+            raise misplaced[0]  # before any reference resolves: no secret is read for it
+        system = system_values(execution_id=ctx.execution_id)
+        resolver = Resolver(results=results or {}, labels=labels or {}, system=system, secrets=ctx.secrets,
+                            secret_fields=secret_fields(definition))
         data = definition.handler(resolver.resolve_config(settings, definition.config_fields), ctx)
         # Routing is the action's code too: a bug there fails the node, not the run's record.
         handle = definition.route(data) if definition.route else None

@@ -21,6 +21,9 @@ from keeperstate.core.errors import Code, CodedError
 from keeperstate.core.numbers import parse_whole_number
 
 OVERLAP_CHOICES = ("skip", "allow")
+# At most one run a year: past it, a tick's date overflows Python's calendar (year 9999), and no
+# schedule needs a longer one.
+MAX_INTERVAL = 365 * 24 * 3600
 
 
 class ScheduleInvalid(CodedError):
@@ -28,11 +31,12 @@ class ScheduleInvalid(CodedError):
 
 
 def check_interval(value: Any) -> int:
-    """A whole number of seconds, at least KEEPERSTATE_MIN_INTERVAL."""
+    """A whole number of seconds, from KEEPERSTATE_MIN_INTERVAL to MAX_INTERVAL (365 days)."""
     minimum = settings.KEEPERSTATE_MIN_INTERVAL
     return parse_whole_number(
-        value, field="interval", minimum=minimum, error=ScheduleInvalid,
-        message=f"The interval is a whole number of seconds, at least {minimum} (e.g. 60 for every minute).",
+        value, field="interval", minimum=minimum, maximum=MAX_INTERVAL, error=ScheduleInvalid,
+        message=f"The interval is a whole number of seconds from {minimum} to {MAX_INTERVAL:,} (365 days), "
+        "e.g. 60 for every minute.",
     )
 
 

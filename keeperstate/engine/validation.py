@@ -18,7 +18,7 @@ from keeperstate.core.errors import Code, CodedError
 from keeperstate.core.text import has_nul, text_problem
 from keeperstate.engine.expressions import Known, known_of, static_type, type_problems
 from keeperstate.engine.fields import ConfigField, parse_config, texts_of
-from keeperstate.engine.graph import Graph, GraphCycle, GraphInvalid
+from keeperstate.engine.graph import Graph, GraphCycle, GraphInvalid, WorkflowTooLarge, check_size
 from keeperstate.engine.loops import AFTER_HANDLE, Loops, loops_of
 from keeperstate.engine.references import (
     SECRETS_NODE_ID,
@@ -29,6 +29,7 @@ from keeperstate.engine.references import (
     placeholders,
 )
 from keeperstate.engine.registry import TRIGGERS, ActionDefinition, get_action
+from keeperstate.engine.secret_places import holds_secret, misplaced_secrets, not_allowed
 from keeperstate.engine.shapes import shape_problems
 from keeperstate.secrets.names import SECRET_NAME_RE
 
@@ -76,6 +77,11 @@ class ValidationReport:
 def validate_graph(nodes: Any, edges: Any) -> ValidationReport:
     report = ValidationReport(nodes=nodes)
     try:
+        check_size(nodes, edges)
+    except WorkflowTooLarge as exc:
+        report.failed(None, exc)
+        return report  # nothing more of it is read
+    try:
         graph = Graph.parse(nodes, edges)
     except GraphInvalid as exc:
         report.error(exc.details.get("nodeId"), None, exc.error, exc.message)
@@ -101,9 +107,14 @@ def validate_graph(nodes: Any, edges: Any) -> ValidationReport:
     for index, edge in enumerate(edges):
         if has_nul(edge):
             report.error(None, None, Code.INVALID_TEXT, f"Edge #{index + 1} contains the character U+0000; remove it.")
+        if holds_secret(edge):
+            report.failed(None, not_allowed(f"edge #{index + 1}"))
     parsed: dict[str, dict[str, Any]] = {}
     for node_id in graph.nodes:
         _check_text(graph, node_id, report)
+        node_definition = None if node_id in triggers else get_action(graph.action_type(node_id) or "")
+        for misplaced in misplaced_secrets(graph.nodes[node_id], node_definition):
+            report.failed(node_id, misplaced)
         if ">>" in graph.label(node_id) or "<<" in graph.label(node_id):
             report.error(node_id, "label", Code.INVALID_LABEL)
         if node_id in triggers:

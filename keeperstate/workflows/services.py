@@ -17,6 +17,8 @@ from keeperstate.accounts.models import Organization
 from keeperstate.audit.log import audit
 from keeperstate.core.errors import Code, CodedError
 from keeperstate.core.text import text_problem
+from keeperstate.engine.graph import check_size
+from keeperstate.engine.secret_places import holds_secret, not_allowed
 from keeperstate.engine.validation import ValidationReport, validate_graph
 from keeperstate.executions.scheduling import refresh_schedule
 from keeperstate.workflows.models import Workflow, new_webhook_secret
@@ -60,13 +62,17 @@ def clean_name(name: Any) -> str:
         raise WorkflowNameInvalid(f"Give the workflow a name of 1 to {MAX_NAME_LENGTH} characters.", field="name")
     if problem := text_problem(text):
         raise WorkflowNameInvalid(f"The workflow name {problem}.", field="name")
+    if holds_secret(text):
+        raise not_allowed("the workflow's name", field="name")
     return text
 
 
 def _validated(nodes: Any, edges: Any) -> tuple[list[Any], list[Any]]:
-    """The graph as it is stored: validated, with every config field parsed."""
+    """The graph as it is stored: within the size limits (WORKFLOW_TOO_LARGE), validated, with
+    every config field parsed."""
     if not nodes and not edges:
         return default_graph()
+    check_size(nodes, edges)
     report = validate_graph(nodes, edges)
     if not report.valid:
         raise WorkflowInvalid(report)
@@ -160,6 +166,7 @@ def workflow_restore_version(workflow: Workflow, number: int, *, user: Any) -> W
 
 def workflow_duplicate(workflow: Workflow, *, user: Any, name: str | None = None) -> Workflow:
     """A copy under a new id; its state starts empty (a cloned monitor must not inherit a cursor)."""
+    check_size(workflow.nodes, workflow.edges)  # a graph stored before the limits is not copied
     with transaction.atomic():
         copy = Workflow.objects.create(
             organization=workflow.organization,

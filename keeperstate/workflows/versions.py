@@ -1,7 +1,8 @@
 """Workflow versions: every save that changes a workflow's name or graph keeps one, with who
 saved it and a one-line summary of what changed (DESIGN.md §8, the editor's history after a
 reload). Restoring a version saves its graph again through workflow_update, so the restore is
-itself validated, audited and kept as a new version; nothing is ever rewritten in place."""
+itself validated, audited and kept as a new version; nothing is ever rewritten in place. Only the
+newest MAX_VERSIONS of a workflow are kept: a graph may hold up to 1 MB, and every save keeps one."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from django.db.models import Max
 from keeperstate.workflows.models import Workflow, WorkflowVersion
 
 MAX_SUMMARY = 300
+MAX_VERSIONS = 100  # kept per workflow (DESIGN.md §8); older ones are deleted as new ones come
 NAMES_SHOWN = 3
 
 
@@ -95,7 +97,7 @@ def record_version(workflow: Workflow, *, user: Any = None, summary_prefix: str 
         return None
     diff = graph_diff(last, workflow.name, workflow.nodes, workflow.edges)
     number = (of_workflow(workflow).aggregate(top=Max("number"))["top"] or 0) + 1
-    return WorkflowVersion.objects.create(
+    version = WorkflowVersion.objects.create(
         workflow=workflow,
         number=number,
         name=workflow.name,
@@ -105,6 +107,9 @@ def record_version(workflow: Workflow, *, user: Any = None, summary_prefix: str 
         summary=(summary_prefix + summarize(diff, first=last is None))[:MAX_SUMMARY],
         created_by=user if getattr(user, "pk", None) else None,
     )
+    # Numbers are never reused: the newest keeps counting up while the oldest go.
+    of_workflow(workflow).filter(number__lte=number - MAX_VERSIONS).delete()
+    return version
 
 
 def keep_unversioned(workflow: Workflow) -> None:

@@ -100,6 +100,8 @@ def test_the_console_handler_redacts():
 
 
 def test_secret_as_state_value_is_refused(api_key, org, user):
+    # given a graph stored without validation (as before the rule): a secret is not read outside
+    # an egress field, so the run refuses it where it stands
     nodes, edges = chain(
         ("save", "Save", {"actionType": "State Set", "key": "k", "value": TOKEN}),
     )
@@ -107,7 +109,7 @@ def test_secret_as_state_value_is_refused(api_key, org, user):
 
     execution = run_workflow(workflow, {})
 
-    assert execution.node_results["save"]["code"] == "STATE_INVALID_VALUE"
+    assert execution.node_results["save"]["code"] == "SECRET_NOT_ALLOWED_HERE"
     assert not WorkflowState.objects.exists()
 
 
@@ -119,13 +121,13 @@ def test_secret_inside_a_state_value_is_refused(api_key, org, user):
 
     execution = run_workflow(workflow, {})
 
-    assert execution.node_results["save"]["code"] == "STATE_INVALID_VALUE"
+    assert execution.node_results["save"]["code"] == "SECRET_NOT_ALLOWED_HERE"
     assert VALUE not in str(execution.node_results)
 
 
 def test_another_organizations_secret_does_not_resolve(other_org, org, user):
     secret_put(organization=other_org, name="API_KEY", value=VALUE)
-    nodes, edges = chain(("save", "Save", {"actionType": "State Set", "key": "k", "value": f"x{TOKEN}"}))
+    nodes, edges = chain(("save", "Call", {"actionType": "HTTP Request", "url": f"http://example.com/{TOKEN}"}))
     workflow = make_workflow(org, user=user, nodes=nodes, edges=edges)
 
     execution = run_workflow(workflow, {})

@@ -10,9 +10,9 @@ from django.test import Client
 
 from keeperstate.accounts.models import ApiToken
 from keeperstate.accounts.tokens import create_token
+from keeperstate.core.errors import CodedError
 from keeperstate.executions.service import run_workflow
 from keeperstate.secrets.models import OrganizationSecret
-from keeperstate.secrets.redaction import REDACTED
 from keeperstate.secrets.store import secret_put
 from keeperstate.state.models import WorkflowState
 from keeperstate.workflows.models import Workflow
@@ -62,34 +62,38 @@ def test_a_state_key_holding_a_secret_is_refused_and_nothing_stores_it(api_key, 
 
     execution = run_workflow(workflow, {})
 
-    assert execution.node_results["state"]["code"] == "STATE_INVALID_KEY"
+    # a graph stored unvalidated (make_workflow): the run refuses the secret where it stands
+    assert execution.node_results["state"]["code"] == "SECRET_NOT_ALLOWED_HERE"
     assert "secret" in execution.node_results["state"]["error"]
     assert not WorkflowState.objects.exists()
     assert rows_holding(VALUE) == {}
 
 
 def test_a_secret_flowing_through_every_stored_field_of_a_run_is_nowhere_in_the_database(api_key, org, user):
-    # given: the secret in Set Fields output (kept in the run's results), in a state key built
+    # given: the secret in Set Fields output (kept in the run's results) and in a state key built
     # from it, and the run input carrying a secret reference as plain text
     nodes, edges = chain(
         ("fields", "Fields", {"actionType": "Set Fields", "fields": f"auth = {SECRET}"}),
         ("save", "Save", {"actionType": "State Set", "key": "<<@fields:Fields.auth>>", "value": 1}),
     )
-    workflow = workflow_create(organization=org, user=user, name="Leaky", nodes=nodes, edges=edges)
 
+    # then: no way in saves it (a secret stands only where it leaves the run)...
+    with pytest.raises(CodedError) as refused:
+        workflow_create(organization=org, user=user, name="Leaky", nodes=nodes, edges=edges)
+    assert refused.value.details["errors"][0]["code"] == "SECRET_NOT_ALLOWED_HERE"
+
+    # ...and stored by a path that skips validation, its run refuses it before reading it
+    workflow = make_workflow(org, user=user, nodes=nodes, edges=edges)
     execution = run_workflow(workflow, {"note": SECRET})
 
-    # then: later nodes read the redacted result, so the key is the redaction mark; the input
-    # stays the literal reference (input is never resolved)
-    assert execution.node_results["fields"]["data"]["auth"] == REDACTED
-    assert list(WorkflowState.objects.values_list("key", flat=True)) == [REDACTED]
+    assert execution.node_results["fields"]["code"] == "SECRET_NOT_ALLOWED_HERE"
+    assert not WorkflowState.objects.exists()
     execution.refresh_from_db()
-    assert execution.input == {"note": SECRET}
+    assert execution.input == {"note": SECRET}  # the input is never resolved
     assert rows_holding(VALUE) == {}
 
 
-def test_names_and_labels_are_never_resolved(api_key, user):
-    # A workflow name is literal text and a label refuses '<<' (INVALID_LABEL): neither resolves.
+def test_names_and_labels_refuse_a_secret(api_key, user):
     api = token_client(user)
     created = api.post("/api/workflows/", {"name": f"Monitor {SECRET}", "nodes": [], "edges": []}, format="json")
     labelled = api.post("/api/workflows/validate/", {"nodes": [
@@ -97,9 +101,11 @@ def test_names_and_labels_are_never_resolved(api_key, user):
                                                        "config": {"triggerType": "Manual"}}}], "edges": []},
         format="json")
 
-    assert created.status_code == 201
-    assert Workflow.objects.get(id=created.json()["id"]).name == f"Monitor {SECRET}"
-    assert "INVALID_LABEL" in str(labelled.json())
+    assert created.status_code == 400
+    assert (created.json()["code"], created.json()["field"]) == ("SECRET_NOT_ALLOWED_HERE", "name")
+    assert not Workflow.objects.exists()
+    codes = {(e["field"], e["code"]) for e in labelled.json()["errors"]}
+    assert {("label", "INVALID_LABEL"), ("label", "SECRET_NOT_ALLOWED_HERE")} <= codes
     assert rows_holding(VALUE) == {}
 
 

@@ -275,19 +275,20 @@ HTTP_REQUEST = register(
             ConfigField("method", "Method", "select", accepts_references=False, choices=METHODS,
                         default="GET", help="The HTTP method (default GET); a JSON-RPC request is always a POST.",
                         check=check_method),
-            ConfigField("url", "URL", "text", required=True,
+            ConfigField("url", "URL", "text", required=True, secrets=True,
                         help="The http(s) address to call; type @ to build it from earlier nodes or a secret. "
                         "Private and internal addresses are refused.",
                         placeholder="https://api.example.com/blocks/latest", check=check_url),
-            ConfigField("headers", "Headers", "pairs",
+            ConfigField("headers", "Headers", "pairs", secrets=True,
                         help="Request headers, one name and value per row; a value may hold @ references, "
                         "e.g. Bearer <<@__secrets:Secrets.API_KEY>>.", check=check_headers),
             ConfigField("query", "Query", "pairs",
                         help="Query parameters added to the URL, one per row (values are URL-encoded for you).",
                         check=check_query),
-            ConfigField("body", "Body", "json",
+            ConfigField("body", "Body", "json", secrets=True,
                         help='Optional. JSON (e.g. {"block": <<@trigger:Trigger.block>>}) is sent as '
-                        "application/json; other text as text/plain. A single @ reference keeps its type."),
+                        "application/json; other text as text/plain. A single @ reference keeps its type. "
+                        "A secret may stand here, in the URL and in headers, and nowhere else."),
             ConfigField("jsonRpc", "JSON-RPC", "boolean", accepts_references=False, default=False,
                         help='true: the body is one JSON-RPC 2.0 request such as {"method": "eth_blockNumber", '
                         '"params": []}, sent as a POST with "jsonrpc": "2.0" and an id added; the answer\'s '
