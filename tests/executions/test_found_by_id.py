@@ -16,6 +16,7 @@ from keeperstate.executions.models import WorkflowExecution
 from keeperstate.executions.service import run_now
 from keeperstate.workflows.services import workflow_update
 from keeperstate.workflows.versions import of_workflow
+from tests.factories import make_workflow
 from tests.state.crowding import buffers, reads_of
 
 pytestmark = pytest.mark.django_db
@@ -80,14 +81,17 @@ def test_a_repeated_idempotency_key_is_found_by_its_key_not_among_the_workflows_
 
 
 def test_a_save_finds_the_workflows_last_version_by_its_key_not_among_all_versions(workflow, user):
-    # given a workflow with 20,000 versions
+    # given its organization holding 20,000 versions (of another workflow: one workflow keeps its
+    # newest 100), and the workflow its 99
+    other = make_workflow(workflow.organization, name="Other")
     with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO workflow_version (organization_id, workflow_id, number, name, nodes, edges, changes, summary,"
-            " created_at) SELECT %s, %s, g, 'Monitor', '[]', '[]', '{}', 'a save', now()"
-            " FROM generate_series(1, 20000) g",
-            [workflow.organization_id, workflow.id],
-        )
+        for owner, count in ((other, 20000), (workflow, 99)):
+            cursor.execute(
+                "INSERT INTO workflow_version (organization_id, workflow_id, number, name, nodes, edges, changes,"
+                " summary, created_at) SELECT %s, %s, g, 'Monitor', '[]', '[]', '{}', 'a save', now()"
+                " FROM generate_series(1, %s) g",
+                [owner.organization_id, owner.id, count],
+            )
         cursor.execute("ANALYZE workflow_version")
 
     # when it is saved with a new name (which keeps a version)
@@ -96,5 +100,5 @@ def test_a_save_finds_the_workflows_last_version_by_its_key_not_among_all_versio
     # then the save numbered the new version after the last, whose lookups read the key
     # (organization, workflow, number): a few pages each, not every version (286 on Postgres 15
     # by the workflow alone)
-    assert of_workflow(workflow).order_by("-number").values_list("number", "name").first() == (20001, "Renamed")
+    assert of_workflow(workflow).order_by("-number").values_list("number", "name").first() == (100, "Renamed")
     assert max(reads.values()) < 12, reads
