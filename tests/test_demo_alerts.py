@@ -31,9 +31,11 @@ def sink(db):
 
 
 @pytest.fixture
-def viewer(db, user):
+def viewer(db):
+    """A member of the demo organization, whose alerts these are."""
+    _org, demo_user, _monitor = ensure_demo(password=None)
     client = Client()
-    client.force_login(user)
+    client.force_login(demo_user)
     return client
 
 
@@ -183,3 +185,18 @@ def test_the_json_variant_carries_the_dedup_key(sink, viewer):
 
     assert listed[0]["dedupKey"] == "block-3"
     assert listed[0]["payload"] == {"block": 3, "dedupKey": "block-3"}
+
+
+@pytest.mark.parametrize("query", ["?format=json", ""])
+def test_a_user_of_another_organization_does_not_see_the_demo_alerts(sink, user, query):
+    # given an alert of the demo organization, and alice of acme logged in
+    sink({"dedupKey": "block-1", "text": "private to the demo organization"})
+    client = Client()
+    client.force_login(user)
+
+    response = client.get(f"/demo/alerts/{query}")
+
+    assert response.status_code == 404
+    assert b"private to the demo organization" not in response.content
+    if query:
+        assert response.json()["code"] == "NOT_FOUND"

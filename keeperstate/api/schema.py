@@ -120,15 +120,15 @@ _EVERYWHERE: dict[str, dict[str, Any]] = {
                                     "description": "Seconds to wait before the next request."}},
     },
     "414": {
-        "description": "The URL is longer than the web server reads (gunicorn: 4094 bytes for the request line); "
-        "answered by the server before the application, as plain text.",
+        "description": "URI_TOO_LONG: the request line is longer than the web server reads (8,190 bytes under "
+        "serve's gunicorn), answered by it before the application, in this error shape.",
     },
 }
 
 
 def add_common_responses(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
     """A postprocessing hook: the 429 and 414 answers on every operation (throttles and the web
-    server's URL limit apply before any view), the 429's body the catalogue's error shape."""
+    server's URL limit apply before any view), their body the catalogue's error shape."""
     error_ref = {"$ref": "#/components/schemas/ErrorOutput"}
     for operations in result.get("paths", {}).values():
         for method, operation in operations.items():
@@ -137,7 +137,7 @@ def add_common_responses(result: dict[str, Any], generator: Any, request: Any, p
             responses = operation.setdefault("responses", {})
             for status, answer in _EVERYWHERE.items():
                 entry = dict(answer)
-                if status == "429" and "ErrorOutput" in result.get("components", {}).get("schemas", {}):
+                if "ErrorOutput" in result.get("components", {}).get("schemas", {}):
                     entry["content"] = {"application/json": {"schema": error_ref}}
                 responses.setdefault(status, entry)
     return result

@@ -32,6 +32,7 @@ from keeperstate.api.schema import errors
 from keeperstate.api.serializers import ErrorOutput
 from keeperstate.api.views import JSONOnly
 from keeperstate.core.errors import Code, CodedError
+from keeperstate.core.paths import path_was_utf8
 from keeperstate.state.clients import (
     MAX_PAGE,
     Client,
@@ -42,7 +43,7 @@ from keeperstate.state.clients import (
     key_history,
     key_page,
 )
-from keeperstate.state.errors import StateKeyLimit, StateOrgBudget, StateVersionConflict
+from keeperstate.state.errors import StateInvalidKey, StateKeyLimit, StateOrgBudget, StateVersionConflict
 from keeperstate.state.shapes import increment_json
 from keeperstate.state.store import StateScope, StateWrite
 
@@ -188,6 +189,14 @@ def _key_missing() -> OpenApiResponse:
 
 
 class _StateView(JSONOnly):
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        if "key" in kwargs and not path_was_utf8(request._request.META):
+            # Django re-percent-encodes bytes that are not UTF-8 (a%FFb arrives as the text "a%FFb"),
+            # which would give one key two addresses (a%FFb and a%25FFb): such a key is refused.
+            raise StateInvalidKey("The key in the address is not UTF-8 text (percent-encoded bytes such as %FF or "
+                                  "%C0%AF); percent-encode the key's UTF-8 bytes, e.g. caf%C3%A9.", field="key")
+
     def scope(self, request: Request, pk: str) -> StateScope:
         workflow = get_workflow_for(request.user, pk)  # 404 for another organization's
         return StateScope(organization_id=workflow.organization_id, workflow_id=workflow.id)
@@ -228,10 +237,18 @@ def expected_version(request: Request) -> Any:
     if if_match is None:
         return None
     text = if_match.strip()
+    if not text:
+        # An empty precondition is no precondition a client meant: writing anyway would be the
+        # unconditional write the header was sent to prevent.
+        raise CodedError.of(Code.STATE_INVALID_EXPECTED_VERSION, 'If-Match is empty; send the ETag of a GET, e.g. '
+                            'If-Match: "4", or leave the header out to write unconditionally.', field="If-Match")
     if text == "*":
         return "*"
     if text.startswith("W/"):
-        text = text[2:]
+        # RFC 9110 §13.1.1: If-Match compares strongly, and a weak tag never matches strongly.
+        raise CodedError.of(Code.STATE_INVALID_EXPECTED_VERSION, f"If-Match takes a strong ETag, {text[2:]} "
+                            "without W/ (RFC 9110 compares If-Match strongly); this API's ETags are strong.",
+                            field="If-Match")
     if len(text) >= 2 and text[0] == text[-1] == '"':
         text = text[1:-1]
     if "," in text:

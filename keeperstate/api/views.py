@@ -35,7 +35,8 @@ from keeperstate.api.permissions import HardDeleteByOwnersAndAdmins
 from keeperstate.api.schema import IDEMPOTENCY_KEY_HEADER, WorkflowBadRequest, errors
 from keeperstate.api.serializers import ExecuteQuery
 from keeperstate.api.throttles import AuthenticatedOrCounted
-from keeperstate.core.errors import Code, CodedError, error_body
+from keeperstate.core.errors import Code, error_body
+from keeperstate.core.inputs import check_no_body
 from keeperstate.engine.registry import catalogue
 from keeperstate.engine.validation import validate_graph
 from keeperstate.executions.models import WorkflowExecution
@@ -247,10 +248,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
     @action(detail=True, methods=["post"], url_path="webhook-secret", url_name="webhook-secret")
     def webhook_secret(self, request: Request, pk: str) -> Response:
         workflow = self.get_object()
-        # Read through the one input reader (the API's parser) before anything changes: a body
-        # that is not JSON, too large or not empty is refused and the old secret keeps working.
-        if request.data not in ({}, None):
-            raise CodedError.of(Code.BAD_REQUEST, "This call takes no body, or an empty JSON object {}.")
+        takes_no_body(request)  # before anything changes: a refused body keeps the old secret working
         return Response({"webhookSecret": rotate_webhook_secret(workflow)})
 
     @extend_schema(
@@ -299,17 +297,26 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
 
     @extend_schema(
         summary="Restore a version: its name and graph are saved again, as a new version",
+        description="Takes no body, or an empty JSON object; anything else is refused and nothing changes.",
         request=None,
-        responses={200: s.WorkflowOutput, **errors(400, 401, 403, 404, bad_request=WorkflowBadRequest)},
+        responses={200: s.WorkflowOutput, **errors(400, 401, 403, 404, bad_request=WorkflowBadRequest,
+                                                    with_body=True)},
     )
     @action(detail=True, methods=["post"], url_path=r"versions/(?P<number>[0-9]+)/restore", url_name="version-restore")
     def restore_version(self, request: Request, pk: str, number: str) -> Response:
         workflow = self.get_object()
+        takes_no_body(request)
         try:
             restored = workflow_restore_version(workflow, int(number), user=request.user)
         except WorkflowVersion.DoesNotExist as exc:
             raise NotFound(f"This workflow has no version {number}.") from exc
         return Response(workflow_json(restored))
+
+
+def takes_no_body(request: Request) -> None:
+    """A POST that takes no body: the body read through the one input reader (the API's parser:
+    400/413/415 for what it cannot read), then refused unless it is absent or {} (check_no_body)."""
+    check_no_body(request.data)
 
 
 def trigger_of(request: Request) -> str:
@@ -340,16 +347,18 @@ class ExecutionViewSet(JSONOnly, viewsets.GenericViewSet):
         summary="Retry a failed or interrupted execution: its input again, as a new execution",
         description="The new execution's retryOf names this one; it runs the workflow's saved graph of now. "
         "Anything else than a failed or interrupted execution answers 409 RUN_NOT_RETRYABLE. With ?async=true "
-        "the answer is 202 with the queued execution.",
+        "the answer is 202 with the queued execution. Takes no body, or an empty JSON object; anything else is "
+        "refused and nothing runs.",
         parameters=[ExecuteQuery],
         request=None,
-        responses={201: s.ExecutionOutput, 202: s.ExecutionOutput, **errors(400, 401, 404, 409)},
+        responses={201: s.ExecutionOutput, 202: s.ExecutionOutput, **errors(400, 401, 404, 409, with_body=True)},
     )
     @action(detail=True, methods=["post"])
     def retry(self, request: Request, pk: str) -> Response:
         execution = get_execution_for(request.user, pk)
         query = ExecuteQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
+        takes_no_body(request)
         background = query.validated_data["async"]
         started = retry_run(execution, trigger=trigger_of(request), user=request.user, background=background)
         return execution_response(started, status.HTTP_202_ACCEPTED if background else 201)

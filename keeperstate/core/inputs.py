@@ -93,6 +93,20 @@ def read_json_request(request: HttpRequest, *, empty: Any = None, limit: int | N
     return parse_json_body(raw, limit=limit, encoding=(request.content_params or {}).get("charset"))
 
 
+def check_no_body(data: Any) -> None:
+    """For a call that takes no body: what the reader made of the body (DRF's ``request.data``, or
+    ``read_json_request``'s) must be nothing or an empty JSON object. Anything else — JSON ``null``,
+    a list, fields the call does not take — is refused (PARSE_ERROR) before the call acts; a body the
+    reader cannot read was refused by it already (400, 413, 415)."""
+    if data is None or not isinstance(data, dict) or data:
+        raise BodyInvalid("This call takes no body: send none, or an empty JSON object {}.")
+
+
+def read_no_body(request: HttpRequest) -> None:
+    """``check_no_body`` for a Django request, through the one reader."""
+    check_no_body(read_json_request(request, empty={}))
+
+
 def _not_json(request: HttpRequest) -> BodyMediaUnsupported:
     return BodyMediaUnsupported(
         f"The body is '{(request.content_type or 'of no type')[:60]}'; send JSON with "

@@ -10,7 +10,8 @@
   whose ``dedupKey`` was received before is answered ``{"received": <first id>, "duplicate":
   true}`` and not kept again (PagerDuty's ``dedup_key``); the newest ``KEEP_ALERTS`` are kept;
 * ``GET /demo/alerts/`` — the alerts kept, newest first, 50 a page (HTML refreshing itself, or JSON
-  with ``?format=json``), for logged-in users.
+  with ``?format=json``), for logged-in members of the demo organization (they are its alerts);
+  anyone else is answered 404, as for another organization's workflow.
 """
 
 from __future__ import annotations
@@ -25,11 +26,12 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db import IntegrityError, transaction
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from keeperstate.accounts.access import organizations_of
 from keeperstate.core.errors import Code, error_body
 from keeperstate.demo.chain import INVALID_REQUEST, DemoChain
 from keeperstate.demo.graphs import ALERTS_SECRET
@@ -162,6 +164,11 @@ def _authorised(header: str) -> bool:
 
 @login_required
 def _list(request: HttpRequest) -> HttpResponse:
+    if not organizations_of(request.user).filter(slug=DEMO_ORGANIZATION).exists():
+        if request.GET.get("format") == "json":
+            return JsonResponse(error_body(Code.NOT_FOUND, "The demo alerts are shown to members of the demo "
+                                           "organization."), status=404)
+        raise Http404("The demo alerts are shown to members of the demo organization.")
     page = Paginator(DemoAlert.objects.all(), ALERTS_PER_PAGE).get_page(request.GET.get("page"))
     if request.GET.get("format") == "json":
         return JsonResponse({

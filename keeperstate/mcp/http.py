@@ -3,7 +3,13 @@
 A DRF view, so an MCP request is authenticated and throttled exactly as an API call is: the
 API's token class (knox, hashed tokens) read from DRF's settings, accepting ``Authorization:
 Bearer <token>`` (what MCP clients send) as well as the API's ``Token <token>``; the API's
-throttles (per token); 401/429 in the API's error shape. No session: an agent holds a token.
+throttles (per token, and per address for calls without valid credentials, the refused ones
+counted too); 401/429 in the API's error shape. No session: an agent holds a token.
+
+Before anything else the ``Origin`` header is checked, as the MCP transport requires against DNS
+rebinding: a browser page of another site (an Origin that is not this site's own address nor in
+CSRF_TRUSTED_ORIGINS) is refused 403 ORIGIN_NOT_ALLOWED; clients that are not browsers send no
+Origin and are not affected. The Host itself is Django's ALLOWED_HOSTS check.
 
 The request is then handed, as an ASGI scope, to the SDK's ``StreamableHTTPSessionManager`` in
 stateless JSON-response mode: each POST is one JSON-RPC exchange answered with one JSON body, no
@@ -20,13 +26,12 @@ from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from keeperstate.core.errors import Code, error_body
+from keeperstate.core.errors import Code, CodedError, error_body
 from keeperstate.core.inputs import charset_of, parse_json_body
 from keeperstate.mcp.server import SERVER
 from keeperstate.mcp.tools import Caller, current_caller
@@ -48,7 +53,8 @@ def token_authentication_classes() -> list[Any]:
 
 class McpView(APIView):
     authentication_classes = token_authentication_classes()
-    permission_classes = [IsAuthenticated]
+    # permission_classes: DRF's default, the API's (AuthenticatedOrCounted, from settings): a call
+    # refused for want of credentials counts against its address's anonymous rate.
     parser_classes: list[Any] = []  # the SDK reads the body
     renderer_classes = [JSONRenderer]  # DRF's own answers (401, 429) in the API's shape
     schema = None  # JSON-RPC, not a REST resource: out of the OpenAPI schema (docs/mcp.md describes it)
@@ -57,6 +63,12 @@ class McpView(APIView):
         # What a client accepts is the SDK's to judge (JSON and/or an event stream); DRF's own
         # answers are JSON.
         return JSONRenderer(), JSONRenderer.media_type
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        if not origin_allowed(request):
+            raise CodedError.of(Code.ORIGIN_NOT_ALLOWED, f"The Origin {request.headers['Origin'][:100]!r} is not this "
+                                "site's; /mcp/ answers pages of this site and clients that send no Origin.")
+        super().initial(request, *args, **kwargs)
 
     def post(self, request: Request) -> HttpResponse:
         return self.serve(request)
@@ -90,6 +102,17 @@ class McpView(APIView):
             if name.lower() not in ("content-length", "transfer-encoding"):
                 response[name] = value
         return response
+
+
+def origin_allowed(request: Request) -> bool:
+    """No Origin (a client that is not a browser), the site's own scheme and host, or one of
+    CSRF_TRUSTED_ORIGINS."""
+    origin = request.headers.get("Origin")
+    if origin is None:
+        return True
+    own = f"{request._request.scheme}://{request._request.get_host()}"
+    given = origin.strip().rstrip("/").lower()
+    return given == own.lower() or given in {o.rstrip("/").lower() for o in settings.CSRF_TRUSTED_ORIGINS}
 
 
 def asgi_scope(request: Request) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from keeperstate.audit.log import audit
 from keeperstate.core.errors import Code, error_body
 from keeperstate.core.failures import failure_of
+from keeperstate.core.text import has_nul
 from keeperstate.mcp.tools import TOOLS, current_caller
 
 INSTRUCTIONS = (
@@ -71,18 +72,29 @@ def _on_request_thread(tool: Callable[..., Any]) -> Callable[..., Any]:
     return adapter
 
 
+MAX_AUDITED_NAME = 100
+
+
 def _audit(tool: str, code: str | None) -> None:
     # On the request's thread, in its context: the caller and the organization the tool acted in.
+    # The name as the caller sent it, made storable (jsonb holds no U+0000) and cut: a refused
+    # call's row must be written too.
     caller = current_caller.get()
+    name = tool.replace("\x00", "\ufffd")[:MAX_AUDITED_NAME]
     audit("mcp.call", organization=caller.organization_id, actor=caller.user,
-          details={"tool": tool, "ok": code is None, "code": code, "token": caller.token_name})
+          details={"tool": name, "ok": code is None, "code": code, "token": caller.token_name})
 
 
 class KeeperStateMCP(MCPServer):
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         """Every call, the SDK's refusals included, is audited once. The SDK prefixes a tool's error
         with "Error executing tool <name>:"; the text of a refusal is the API's body alone, and the
-        SDK's own refusals (an unknown tool, arguments outside the schema) take the API's shape."""
+        SDK's own refusals (an unknown tool, arguments outside the schema) take the API's shape.
+        A name or arguments holding U+0000, which no text column can store, are refused first."""
+        if has_nul(name) or has_nul(arguments):
+            await sync_to_async(_audit, thread_sensitive=True)(name, Code.INVALID_TEXT.name)
+            raise Refused(error_body(Code.INVALID_TEXT, "The tool's name or arguments contain the character U+0000, "
+                                     "which cannot be stored; remove it."))
         try:
             result = await super().call_tool(name, arguments, context)
         except ToolError as exc:

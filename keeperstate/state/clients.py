@@ -31,7 +31,7 @@ from keeperstate.state.store import (
     state_increment,
     state_set,
 )
-from keeperstate.state.values import normalize_key
+from keeperstate.state.values import nfc, normalize_key
 
 MAX_PAGE = 200
 # The event the write's version made (along the history's primary key, organization, workflow,
@@ -81,7 +81,7 @@ def key_page(*, scope: StateScope, prefix: str = "", after: str | None = None, s
     more follow (the next page's ``after``), else None."""
     rows = _live(scope).order_by("key")
     if prefix:
-        rows = rows.filter(key__startswith=prefix)
+        rows = rows.filter(key__startswith=nfc(prefix))  # keys are stored in NFC
     if after is not None:
         rows = rows.filter(key__gt=after)
     with storage_errors("read"):

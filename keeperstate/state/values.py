@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from typing import Any
 
 from django.conf import settings
@@ -31,12 +32,18 @@ _ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
+def nfc(text: str) -> str:
+    """Text in Unicode's composed form (NFC), the one spelling keys are stored and found by."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
+
+
 def normalize_key(key: Any) -> str:
     """A key is text of 1–256 characters after trimming, every character visible: no controls,
-    format or separator characters (keeperstate.core.text.text_problem)."""
+    format or separator characters (keeperstate.core.text.text_problem); in Unicode's NFC form, so
+    "café" typed with a combining accent (NFD) is the same key as with "é", stored and looked up."""
     if isinstance(key, bool) or not isinstance(key, str | int):
         raise StateInvalidKey("The state key must be text, for example 'cursor'.", field="key")
-    text = str(key).strip()
+    text = nfc(str(key).strip())
     limit = settings.KEEPERSTATE_MAX_KEY_LENGTH
     if not text:
         raise StateInvalidKey("The state key is empty. Enter a name such as 'cursor'.", field="key")
