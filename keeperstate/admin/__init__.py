@@ -1,15 +1,15 @@
 """Django admin: inspect and repair organizations, workflows, executions and state.
 
-One module per domain (accounts, workflows and executions, state, audit, secrets); every tenant
-model's admin is scoped to the organizations a staff user administers (scoping.py), and figures
-read the same on every page (display.py). State rows are written by runs; an admin may repair a
+One module per domain (accounts, users, workflows and executions, state, audit, secrets); every
+tenant model's admin, Django's users included, is scoped to the organizations a staff user
+administers (scoping.py, users.py), and figures read the same on every page (display.py). State rows are written by runs; an admin may repair a
 value or expiry (through the store, so the same checks apply and the trigger moves the version)
 or delete a row, but not add one.
 """
 
 from django.contrib import admin
 
-from keeperstate.admin import accounts, audit, lockout, secrets, state, workflows  # noqa: F401  (register the pages)
+from keeperstate.admin import accounts, audit, lockout, secrets, state, users, workflows  # noqa: F401  (register the pages)
 
 admin.site.site_header = "KeeperState administration"
 admin.site.site_title = "KeeperState admin"
