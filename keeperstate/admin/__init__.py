@@ -2,9 +2,9 @@
 
 One module per domain (accounts, users, workflows and executions, state, audit, secrets); every
 tenant model's admin, Django's users included, is scoped to the organizations a staff user
-administers (scoping.py, users.py), and figures read the same on every page (display.py). State rows are written by runs; an admin may repair a
-value or expiry (through the store, so the same checks apply and the trigger moves the version)
-or delete a row, but not add one.
+administers (scoping.py, users.py), and figures read the same on every page (display.py). State
+rows are written by runs; an admin may repair a value or expiry (through the store, so the same
+checks apply and the trigger moves the version) or delete a row, but not add one.
 """
 
 from django.contrib import admin

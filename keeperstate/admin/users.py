@@ -121,10 +121,10 @@ class TenantUserAdmin(UserAdmin):
         filters = super().get_list_filter(request)
         return filters if sees_every_user(request) else [f for f in filters if f != "groups"]
 
-    def get_form(self, request: Any, obj: Any = None, **kwargs: Any) -> Any:
-        form = super().get_form(request, obj, **kwargs)
+    def get_form(self, request: Any, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+        form = super().get_form(request, obj, change=change, **kwargs)
         if obj is None and "organization" in form.base_fields:
-            field = form.base_fields["organization"]
+            field: Any = form.base_fields["organization"]
             everyone = sees_every_user(request)
             field.queryset = Organization.objects.all() if everyone else administered_organizations(request.user)
             field.required = not everyone

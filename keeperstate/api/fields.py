@@ -81,8 +81,9 @@ class NameField(TextField):
 @extend_schema_field(
     {
         "oneOf": [{"type": "string"}, {"type": "integer"}],
-        "description": "The organization's slug or id; one you belong to. Default: your first organization.",
-        "example": "acme",
+        # No example: any slug a schema could name is refused for a caller who is not its member.
+        "description": "The organization's slug or id (e.g. acme); one you belong to. Default: your first "
+        "organization.",
     }
 )
 class OrganizationRefField(serializers.CharField):

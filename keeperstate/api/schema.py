@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiSerializerExtension
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 
 from keeperstate.api.serializers import ErrorOutput, FieldErrorsOutput, WorkflowInvalidOutput
@@ -45,6 +45,24 @@ _GRAPH_400 = (
     "cycle; text without U+0000 anywhere). POST /api/workflows/validate/ answers the same report without "
     "saving. Field errors and other codes as elsewhere."
 )
+
+
+# A whole graph the validator accepts, as the example of the operations that take one: examples of
+# its parts alone (a node's id, an edge's ends) would compose into a graph it refuses.
+_GRAPH = {
+    "nodes": [
+        {"id": "trigger", "type": "trigger", "position": {"x": 0, "y": 0},
+         "data": {"label": "Trigger", "type": "trigger", "config": {"triggerType": "Manual", "sampleInput": {}}}},
+        {"id": "state-get-1", "type": "action", "position": {"x": 0, "y": 120},
+         "data": {"label": "Cursor", "type": "action", "config": {"actionType": "State Get", "key": "cursor"}}},
+    ],
+    "edges": [{"id": "e1", "source": "trigger", "target": "state-get-1"}],
+}
+
+
+def graph_example(**fields: Any) -> list[OpenApiExample]:
+    """The request example of an operation taking a graph (and ``fields``, such as a name)."""
+    return [OpenApiExample("a trigger reading a cursor", request_only=True, value={**fields, **_GRAPH})]
 
 
 IDEMPOTENCY_KEY_HEADER = OpenApiParameter(

@@ -181,6 +181,11 @@ def _precondition_failed() -> OpenApiResponse:
                            "STATE_VERSION_CONFLICT with details.expected and details.current.")
 
 
+def _key_invalid() -> OpenApiResponse:
+    return OpenApiResponse(ErrorOutput, description="STATE_INVALID_KEY: the key is empty, over 256 characters, "
+                           "holds a control, invisible or direction-changing character, or is not UTF-8.")
+
+
 def _key_missing() -> OpenApiResponse:
     return OpenApiResponse(ErrorOutput, description="STATE_KEY_NOT_FOUND, or NOT_FOUND for a workflow not yours.")
 
@@ -300,7 +305,7 @@ class StateKeyView(_StateView):
         operation_id="state_read",
         summary="Read one live key, with its version as the ETag",
         parameters=[KEY],
-        responses={200: StateEntryOutput, 304: None, 401: errors(401)[401], 404: _key_missing()},
+        responses={200: StateEntryOutput, 304: None, 400: _key_invalid(), 401: errors(401)[401], 404: _key_missing()},
         examples=[_ENTRY, _NOT_FOUND],
         description='The ETag is "<version>": send it back as If-Match to write only if nobody wrote since. '
         'If-None-Match: "<version>" answers 304 while the key is unchanged.',

@@ -1,6 +1,7 @@
 """Routes of the DRF API (DESIGN.md §9), its OpenAPI schema and its docs pages."""
 
-from django.urls import path, re_path
+from django.urls import path, re_path, register_converter
+from django.urls.converters import PathConverter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import SimpleRouter
 
@@ -9,6 +10,15 @@ from keeperstate.api.authentication import api_authentication_classes
 
 app_name = "api"
 AUTHENTICATION = api_authentication_classes()
+
+class KeyConverter(PathConverter):
+    """A state key in the path: any text, '/' and line breaks too (Django's path converter stops
+    at a line break), so a key the store refuses is answered STATE_INVALID_KEY, not a 404."""
+
+    regex = r"[\s\S]+"
+
+
+register_converter(KeyConverter, "key")
 
 router = SimpleRouter()
 router.register("workflows", views.WorkflowViewSet, basename="workflow")
@@ -25,11 +35,11 @@ urlpatterns = [
     *router.urls,
     path("secrets/", secrets.SecretListView.as_view(), name="secrets"),
     path("secrets/<str:name>/", secrets.SecretDetailView.as_view(), name="secret"),
-    # State over HTTP (DESIGN.md §15). <path:key>: a key may hold '/', which WSGI decodes from %2F.
+    # State over HTTP (DESIGN.md §15). <key:key>: a key may hold '/', which WSGI decodes from %2F.
     path("workflows/<str:pk>/state/", state.StateListView.as_view(), name="state-list"),
-    path("workflows/<str:pk>/state/<path:key>/history/", state.StateHistoryView.as_view(), name="state-history"),
-    path("workflows/<str:pk>/state/<path:key>/increment/", state.StateIncrementView.as_view(), name="state-increment"),
-    path("workflows/<str:pk>/state/<path:key>/", state.StateKeyView.as_view(), name="state-key"),
+    path("workflows/<str:pk>/state/<key:key>/history/", state.StateHistoryView.as_view(), name="state-history"),
+    path("workflows/<str:pk>/state/<key:key>/increment/", state.StateIncrementView.as_view(), name="state-increment"),
+    path("workflows/<str:pk>/state/<key:key>/", state.StateKeyView.as_view(), name="state-key"),
     # The editor's State panel: beside §15's keys, never under state/, where every path is a key.
     path("workflows/<str:pk>/state-summary/", state_summary.StateSummaryView.as_view(), name="state-summary"),
     path("workflows/<str:pk>/state-history/", state_summary.StateHistoryListView.as_view(), name="state-history-list"),

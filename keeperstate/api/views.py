@@ -32,7 +32,7 @@ from keeperstate.api.metadata import ApiMetadata
 from keeperstate.api.pagination import Pagination, VersionPagination
 from keeperstate.api.parsers import JSONParser
 from keeperstate.api.permissions import HardDeleteByOwnersAndAdmins
-from keeperstate.api.schema import IDEMPOTENCY_KEY_HEADER, WorkflowBadRequest, errors
+from keeperstate.api.schema import IDEMPOTENCY_KEY_HEADER, WorkflowBadRequest, errors, graph_example
 from keeperstate.api.serializers import ExecuteQuery
 from keeperstate.api.throttles import AuthenticatedOrCounted
 from keeperstate.core.errors import Code, error_body
@@ -127,6 +127,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
     @extend_schema(
         summary="Create a workflow (validated like every save)",
         request=s.WorkflowCreateInput,
+        examples=graph_example(name="Cursor reader"),
         responses={201: s.WorkflowOutput, **errors(400, 401, 403, bad_request=WorkflowBadRequest, with_body=True)},
     )
     def create(self, request: Request) -> Response:
@@ -140,6 +141,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
     @extend_schema(
         summary="Replace a workflow's name, description and graph",
         request=s.WorkflowUpdateInput,
+        examples=graph_example(name="Cursor reader", description=""),
         responses={200: s.WorkflowOutput, **errors(400, 401, 403, 404, bad_request=WorkflowBadRequest, with_body=True)},
     )
     def update(self, request: Request, pk: str) -> Response:
@@ -149,6 +151,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
     @extend_schema(
         summary="Change some of a workflow's name, description and graph",
         request=s.WorkflowUpdateInput(partial=True),
+        examples=graph_example(),
         responses={200: s.WorkflowOutput, **errors(400, 401, 403, 404, bad_request=WorkflowBadRequest, with_body=True)},
     )
     def partial_update(self, request: Request, pk: str) -> Response:
@@ -192,6 +195,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
     @extend_schema(
         summary="Import an exported workflow as a new workflow (validated like every save)",
         request=s.WorkflowImportInput,
+        examples=graph_example(name="Cursor reader", description=""),
         responses={201: s.WorkflowOutput, **errors(400, 401, 403, bad_request=WorkflowBadRequest, with_body=True)},
     )
     @action(detail=False, methods=["post"], url_path="import", url_name="import")
@@ -204,6 +208,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
     @extend_schema(
         summary="Validate a graph without saving it",
         request=s.GraphInput,
+        examples=graph_example(),
         responses={200: s.ValidationReportOutput, **errors(400, 401, 403, with_body=True)},
     )
     @action(detail=False, methods=["post"])

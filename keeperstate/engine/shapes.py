@@ -17,13 +17,13 @@ NODE_SCHEMA: dict[str, Any] = {
     "description": "A React Flow node. Every node needs a unique id without spaces, ':', '<' or '>'; exactly one node "
     "of a workflow has type 'trigger'. Validation (not the schema) checks this and reports what is wrong.",
     "properties": {
-        "id": {"type": "string", "example": "state-get-1"},
+        "id": {"type": "string", "description": "e.g. state-get-1"},
         "type": {"type": "string", "description": "'trigger' for the trigger node, else 'action'."},
         "position": {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "number"}}},
         "data": {
             "type": "object",
             "properties": {
-                "label": {"type": "string", "example": "State Get"},
+                "label": {"type": "string", "description": "e.g. State Get"},
                 "type": {"type": "string", "description": "The same as the node's type."},
                 "config": {
                     "type": "object",
@@ -44,9 +44,11 @@ EDGE_SCHEMA: dict[str, Any] = {
     "description": "A React Flow edge from one node (source) to another (target), both required; "
     "sourceHandle picks one of the source's branches. Validation (not the schema) checks edges.",
     "properties": {
-        "id": {"type": "string", "example": "e1"},
-        "source": {"type": "string", "example": "trigger"},
-        "target": {"type": "string", "example": "state-get-1"},
+        # No examples of ids: one node's id and an edge's ends could not agree, and the graph they
+        # made would be refused (the operations carry whole graphs as their examples).
+        "id": {"type": "string", "description": "e.g. e1"},
+        "source": {"type": "string", "description": "The source node's id, e.g. trigger."},
+        "target": {"type": "string", "description": "The target node's id, e.g. state-get-1."},
         "sourceHandle": {
             "type": "string",
             "nullable": True,
