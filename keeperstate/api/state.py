@@ -256,6 +256,9 @@ def expected_version(request: Request) -> Any:
                             field="If-Match")
     if len(text) >= 2 and text[0] == text[-1] == '"':
         text = text[1:-1]
+        if not text.strip():  # "" is an entity tag no version has: a precondition that cannot hold
+            raise CodedError.of(Code.STATE_INVALID_EXPECTED_VERSION, 'If-Match "" names no version; send the ETag '
+                                'of a GET, e.g. If-Match: "4".', field="If-Match")
     if "," in text:
         raise CodedError.of(Code.STATE_INVALID_EXPECTED_VERSION, 'If-Match takes one version, e.g. "4".')
     return text

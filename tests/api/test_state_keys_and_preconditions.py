@@ -58,7 +58,7 @@ def stored(scope) -> list[tuple[str, object, int]]:
 # --- If-Match ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("header", ["", " ", 'W/"1"', "W/1"])
+@pytest.mark.parametrize("header", ["", " ", '""', 'W/"1"', "W/1"])
 def test_an_empty_or_weak_if_match_on_put_is_a_400_and_nothing_is_written(api, workflow, scope, header):
     state_set(scope=scope, key="cursor", value=1)
 
