@@ -26,6 +26,7 @@ from keeperstate.engine.references import (
 )
 from keeperstate.engine.registry import TRIGGERS, get_action
 from keeperstate.engine.results import Succeeded, result_from_json
+from keeperstate.engine.secret_places import secret_fields
 
 MAX_SAMPLE_DEPTH = 3
 _UNSAFE_KEY_CHARS = set(".[]<>")
@@ -49,7 +50,8 @@ def reference_options(
 
     With ``last_results`` (the node results of the workflow's last run) an output that held an
     object (an HTTP answer's body, a stored value) also offers that object's fields; with
-    ``secret_names`` (the organization's) the secrets are offered last.
+    ``secret_names`` (the organization's) the secrets are offered last, to a node that has a field
+    they may stand in.
     Raises a CodedError (a 400 for the view) for a graph no workflow can have, a cycle, or a
     node id that is not in the graph.
     """
@@ -64,7 +66,9 @@ def reference_options(
     sources = [_source(graph, upstream_id, last_results or {}, loops, node_id)
                for upstream_id in _runs_before(graph, loops, node_id)]
     sources.append(system_source())
-    if secret_names is not None:
+    # Secrets only for a node with a field they may stand in (an HTTP Request's URL, headers,
+    # body; keeperstate.engine.secret_places): anywhere else a save would refuse them.
+    if secret_names is not None and secret_fields(get_action(graph.action_type(node_id) or "")):
         sources.append(secrets_source(secret_names))
     return {"nodeId": node_id, "sources": sources}
 

@@ -91,6 +91,15 @@ def test_at_list_offers_the_organizations_secret_names_never_values(client_as_al
     assert VALUE not in json.dumps(response_sources)
 
 
+def test_at_list_offers_no_secret_to_a_node_where_none_may_stand(client_as_alice, org, workflow):
+    secret_put(organization=org, name="API_KEY", value=VALUE)
+    nodes = [trigger(), node("set-1", "State Set", key="k", value="1")]
+
+    response_sources = references(client_as_alice, workflow, nodes, chain("trigger", "set-1"), "set-1")
+
+    assert "__secrets" not in response_sources
+
+
 def test_at_list_of_another_organizations_workflow_is_404(client_as_alice, foreign_workflow):
     body = {"nodes": [trigger()], "edges": [], "nodeId": "trigger", "workflowId": str(foreign_workflow.id)}
 
