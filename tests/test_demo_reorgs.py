@@ -15,12 +15,14 @@ import json
 from pathlib import Path
 
 import pytest
+from django.db import DatabaseError
 
 from keeperstate.demo import feed as demo_feed
 from keeperstate.demo.chain import ZERO_HASH, DemoChain, block_hash
 from keeperstate.demo.graphs import ALERTS_PATH, ALERTS_SECRET, RPC_PATH, live_reorg_safe_monitor_graph
 from keeperstate.demo.models import DemoAlert
 from keeperstate.demo.seeding import REORG_SAFE_DESCRIPTION, REORG_SAFE_NAME, point_demo_at, seed_demo
+from keeperstate.engine import runner
 from keeperstate.engine.validation import validate_graph
 from keeperstate.executions.service import run_workflow
 from keeperstate.state.models import WorkflowState
@@ -185,7 +187,7 @@ def assert_exact(workflow, head: int, first: int, depth: int = MAX_REORG_DEPTH) 
         assert naming, (number, old_hash)
         assert naming[0] > keys.index(f"block-{old_hash}"), (number, old_hash)
     assert cursor(workflow) == {"number": head, "hash": chain.hash_of(head),
-                                "recent": [h for _, h in canonical][-(depth + 1):]}
+                                "recent": [h for _, h in canonical][-(depth + 1):], "sent": True}
 
 
 def test_the_demo_has_the_reorg_safe_monitor_active_and_its_graph_as_written(served, live_server):
@@ -254,6 +256,63 @@ def test_a_run_cut_short_after_the_reorg_alert_sends_it_again_and_the_sink_keeps
     assert len(alerts("reorg")) == 1
     assert all(i["data"]["body"]["duplicate"] for i in again.node_results["send-alert"]["iterations"])
     assert_exact(monitor, 63, first=46)
+
+
+@pytest.fixture
+def dies(monkeypatch):
+    """``dies(node_id, item)``: the next run stops, as if its process died, when it reaches that node
+    of Each block's body on that item (after the nodes before it committed)."""
+    original = runner.run_node
+    at: list[tuple[str, int]] = []
+
+    def run_node(graph, node_id, results, labels, ctx):
+        loop = results.get("each-block")
+        if at and loop is not None and (node_id, loop.data.get("item")) == at[0]:
+            at.clear()
+            raise DatabaseError("server closed the connection unexpectedly")
+        return original(graph, node_id, results, labels, ctx)
+
+    monkeypatch.setattr(runner, "run_node", run_node)
+    return lambda node_id, item: at.append((node_id, item))
+
+
+def test_a_block_taken_but_not_alerted_is_alerted_by_the_next_run(monitor, clock, dies):
+    # given a run that dies after taking block 56 into the cursor, before its alert went out
+    clock.to(56)
+    dies("send-alert", 56)
+    with pytest.raises(DatabaseError):
+        run_workflow(monitor, {})
+    assert (cursor(monitor)["number"], cursor(monitor)["sent"]) == (56, False)
+    assert blocks_alerted()[-1][0] == 55
+
+    # when the next run finds the chain unchanged
+    again = ran(monitor)
+
+    # then it sends block 56's alert and marks it sent, and nothing else
+    assert again.node_results["resend"]["data"]["body"]["duplicate"] is False
+    assert blocks_alerted()[-1] == (56, block_hash(56))
+    assert_exact(monitor, 56, first=44)
+
+
+def test_a_block_alerted_by_a_run_that_died_and_then_replaced_is_named_in_the_reorg_alert(monitor, clock, dies):
+    # given a run that dies after block 58's alert, before marking it sent (the cursor at 58, not sent)
+    clock.to(56)
+    ran(monitor)
+    clock.to(60)
+    dies("mark-sent", 58)
+    with pytest.raises(DatabaseError):
+        run_workflow(monitor, {})
+    assert blocks_alerted()[-1] == (58, block_hash(58))
+    assert (cursor(monitor)["number"], cursor(monitor)["sent"]) == (58, False)
+
+    # when 57–60 are replaced before the next run
+    clock.advance(1)
+    ran(monitor)
+
+    # then the reorg alert names 57 and 58 as they were alerted, and the new chain follows
+    (reorg,) = alerts("reorg")
+    assert (reorg["from"], reorg["to"], reorg["oldHashes"]) == (57, 58, [block_hash(57), block_hash(58)])
+    assert_exact(monitor, 61, first=44)
 
 
 def test_with_confirmations_only_blocks_that_deep_are_alerted_and_a_shallower_reorg_never_reaches_them(

@@ -89,31 +89,35 @@ def reorg_safe_monitor_graph(
     chain replaced named in one ``reorg`` alert; a reorganisation deeper than ``max_reorg_depth``
     fails the run (FAILED_BY_WORKFLOW) after alerting.
 
-    The cursor (state key ``cursor``) is ``{"number", "hash", "recent"}``: the last block alerted
-    and the hashes of the last ``max_reorg_depth + 1`` blocks alerted, oldest first (the newest is
-    ``hash``). Each run:
+    The cursor (state key ``cursor``) is ``{"number", "hash", "recent", "sent"}``: the last block
+    taken, the hashes of the last ``max_reorg_depth + 1`` blocks taken, oldest first (the newest is
+    ``hash``), and whether the last one's alert went out. A block is taken (written, ``sent``
+    false) before its alert and marked sent after it, so the cursor always holds every block that
+    may have been alerted. Each run:
 
     1. **Check cursor**, a For Each over ``recent`` newest first, fetches the block at each height
        and stops (Stop Loop) at the first whose hash the chain still has: the cursor's own block
        when nothing changed (one call), else the common ancestor, ``depth`` blocks below.
     2. None found → **Reorg too deep** alert, then **Fail Run**. Found below the cursor → **Reorg
        alert** (the replaced range and their old hashes), then **Rewind cursor** to the ancestor
-       with compare-and-set.
+       with compare-and-set. The cursor's block still there but not marked sent (a run died around
+       its alert) → **Resend alert**, then mark it sent.
     3. **Each block** from the block after the cursor (or the ancestor; on the first run,
        ``max_reorg_depth`` blocks below the head, so there are hashes to walk back over) to the head
-       less ``confirmations``, at most BLOCKS_PER_RUN a run: fetch it, re-read the cursor, and alert
-       it only if its ``parentHash`` is the cursor's hash; then save the cursor with compare-and-set.
-       A block that does not follow (the chain changed during the run) stops the loop (Stop Loop):
-       the next run finds the reorganisation in step 1.
+       less ``confirmations``, at most BLOCKS_PER_RUN a run: fetch it, re-read the cursor, and only
+       if its ``parentHash`` is the cursor's hash take it (compare-and-set), alert it and mark it
+       sent. A block that does not follow (the chain changed during the run) stops the loop (Stop
+       Loop): the next run finds the reorganisation in step 1.
 
-    The alert goes before the cursor moves (at least once); every alert has a ``dedupKey``
-    (``block-<hash>``, ``reorg-<ancestor>-<old hash>``, ``reorg-too-deep-<hash>``) by which a
-    receiver keeps it once. ``alerts_secret`` names the organization secret sent as the bearer
-    token. Positions are what the editor's Auto-layout makes of it (tests/browser/test_demo_layout.py).
+    Delivery is at least once: a run cut short around an alert sends it again, or names its block
+    in a reorg alert. Every alert has a ``dedupKey`` (``block-<hash>``, ``reorg-<ancestor>-<old
+    hash>``, ``reorg-too-deep-<hash>``) by which a receiver keeps it once. ``alerts_secret`` names
+    the organization secret sent as the bearer token. Positions are what the editor's Auto-layout
+    makes of it (tests/browser/test_demo_layout.py).
     """
     cursor_value = "<<@cursor:Cursor.value>>"
     exists = "<<@cursor:Cursor.exists>>"
-    item, index = "<<@each-block:Each block.item>>", "<<@each-block:Each block.index>>"
+    item = "<<@each-block:Each block.item>>"
     block = "<<@block:Block.result>>"
     saved, saved_value = "<<@saved:Last saved.exists>>", "<<@saved:Last saved.value>>"
     chain_block = "<<@chain-block:Chain block.result>>"
@@ -132,6 +136,13 @@ def reorg_safe_monitor_graph(
 
     def fields(*assignments: tuple[str, str]) -> dict[str, Any]:
         return {"actionType": "Set Fields", "fields": [{"name": n, "expression": e} for n, e in assignments]}
+
+    def write_cursor(value: dict[str, Any], expected_version: str) -> dict[str, Any]:
+        return {"actionType": "State Set", "key": "cursor", "value": value, "expectedVersion": expected_version}
+
+    def block_alert(number: str, result: str) -> dict[str, Any]:
+        return alert({"type": "block", "block": number, "hash": f"<<@{result}.hash>>",
+                      "parentHash": f"<<@{result}.parentHash>>", "dedupKey": f"block-<<@{result}.hash>>"})
 
     nodes = [
         {"id": "trigger", "type": "trigger", "position": {"x": 0, "y": 0},
@@ -159,13 +170,14 @@ def reorg_safe_monitor_graph(
             "actionType": "Condition",
             "condition": f"{chain_block} != null and {chain_block}['hash'] == <<@check:Check cursor.item>>",
         }),
-        action("found", "Found it", -373, 1596, {"actionType": "Stop Loop"}),
+        action("found", "Found it", -408, 1596, {"actionType": "Stop Loop"}),
         action("resume", "Resume", 140, 943, fields(
             ("found", f"not {exists} or <<@check:Check cursor.stopped>>"),
             ("depth", f"if({exists}, <<@check:Check cursor.count>> - 1, 0)"),
             ("start", f"if({exists}, {cursor_value}['number'] - depth + 1, null)"),
+            ("sent", f"not {exists} or {cursor_value}['sent']"),
         )),
-        # 2. Too deep: alert, then fail. Replaced: one reorg alert, then the cursor back.
+        # 2. Too deep: alert, then fail. Replaced: one reorg alert, then the cursor back. Not sent: again.
         action("ancestor-found", "Ancestor found?", 140, 1118,
                {"actionType": "Condition", "condition": "<<@resume:Resume.found>>"}),
         action("too-deep-alert", "Reorg too deep", 327, 1349, alert({
@@ -174,7 +186,7 @@ def reorg_safe_monitor_graph(
             "maxReorgDepth": "<<@settings:Settings.maxReorgDepth>>",
             "dedupKey": "reorg-too-deep-<<@cursor:Cursor.value.hash>>",
         })),
-        action("too-deep", "Stop: reorg too deep", 327, 1596, {
+        action("too-deep", "Stop: reorg too deep", 432, 1596, {
             "actionType": "Fail Run",
             "message": "The chain no longer has any of the blocks this monitor kept (up to block "
                        "<<@cursor:Cursor.value.number>>): it reorganised deeper than maxReorgDepth "
@@ -185,7 +197,7 @@ def reorg_safe_monitor_graph(
         }),
         action("reorganised", "Reorganised?", 47, 1349,
                {"actionType": "Condition", "condition": "<<@resume:Resume.depth>> > 0"}),
-        action("replaced", "Replaced", -93, 1596, fields(
+        action("replaced", "Replaced", -128, 1596, fields(
             ("ancestor", "<<@resume:Resume.start>> - 1"),
             ("recent", f"{cursor_value}['recent']"),
             ("oldHashes", "slice(recent, -<<@resume:Resume.depth>>)"),
@@ -193,7 +205,7 @@ def reorg_safe_monitor_graph(
             ("ancestorHash", "kept[-1]"),
             ("key", f"'reorg-' + text(ancestor) + '-' + {cursor_value}['hash']"),
         )),
-        action("reorg-alert", "Reorg alert", -93, 1799, alert({
+        action("reorg-alert", "Reorg alert", -128, 1799, alert({
             "type": "reorg",
             "from": "<<@resume:Resume.start>>",
             "to": "<<@cursor:Cursor.value.number>>",
@@ -203,51 +215,54 @@ def reorg_safe_monitor_graph(
             "ancestorHash": "<<@replaced:Replaced.ancestorHash>>",
             "dedupKey": "<<@replaced:Replaced.key>>",
         })),
-        action("rewind", "Rewind cursor", -93, 2049, {
-            "actionType": "State Set", "key": "cursor",
-            "value": {"number": "<<@replaced:Replaced.ancestor>>", "hash": "<<@replaced:Replaced.ancestorHash>>",
-                      "recent": "<<@replaced:Replaced.kept>>"},
-            "expectedVersion": "<<@cursor:Cursor.version>>",
-        }),
-        # 3. The blocks after it, each alerted only if it follows the block saved before it.
-        action("range", "Range", 47, 2258, fields(
+        action("rewind", "Rewind cursor", -128, 2049, write_cursor(
+            {"number": "<<@replaced:Replaced.ancestor>>", "hash": "<<@replaced:Replaced.ancestorHash>>",
+             "recent": "<<@replaced:Replaced.kept>>", "sent": True},
+            "<<@cursor:Cursor.version>>")),
+        action("sent", "Last alert sent?", 152, 1596,
+               {"actionType": "Condition", "condition": "<<@resume:Resume.sent>>"}),
+        # after the loop Chain block reads as its last iteration: the cursor's own block, still there
+        action("resend", "Resend alert", 292, 1799, block_alert(
+            "<<@cursor:Cursor.value.number>>", "chain-block:Chain block.result")),
+        action("resent", "Mark resent", 292, 2049, write_cursor(
+            {"number": "<<@cursor:Cursor.value.number>>", "hash": "<<@cursor:Cursor.value.hash>>",
+             "recent": "<<@cursor:Cursor.value.recent>>", "sent": True},
+            "<<@cursor:Cursor.version>>")),
+        # 3. The blocks after it, each taken only if it follows the block taken before it.
+        action("range", "Range", 59, 2258, fields(
             ("head", "number(<<@head:Head.result>>)"),
             ("safe", "head - <<@settings:Settings.confirmations>>"),
             # the first run starts maxReorgDepth blocks back, so it keeps hashes to walk back over
             ("start", "coalesce(<<@resume:Resume.start>>, max(safe - <<@settings:Settings.maxReorgDepth>>, 0))"),
             ("end", f"min(safe, start + {BLOCKS_PER_RUN - 1})"),
         )),
-        action("each-block", "Each block", 47, 2433, {
+        action("each-block", "Each block", 59, 2433, {
             "actionType": "For Each", "items": "range(<<@range:Range.start>>, <<@range:Range.end>>)",
             "maxItems": BLOCKS_PER_RUN,
         }),
-        action("block-number", "Block number", -93, 2627, fields(("hex", f"hex({item})"))),
-        action("block", "Block", -93, 2802, rpc_call(
+        action("block-number", "Block number", -81, 2627, fields(("hex", f"hex({item})"))),
+        action("block", "Block", -81, 2802, rpc_call(
             {"method": "eth_getBlockByNumber", "params": ["<<@block-number:Block number.hex>>", False]})),
-        action("saved", "Last saved", -93, 3033, {"actionType": "State Get", "key": "cursor"}),
-        action("follows", "Follows the cursor?", -93, 3192, {
+        action("saved", "Last saved", -81, 3033, {"actionType": "State Get", "key": "cursor"}),
+        action("follows", "Follows the cursor?", -81, 3192, {
             "actionType": "Condition",
             "condition": f"{block} != null and (not {saved} or {block}['parentHash'] == {saved_value}['hash'])",
         }),
-        action("send-alert", "Send alert", -233, 3400, alert({
-            "type": "block",
-            "block": item,
-            "hash": "<<@block:Block.result.hash>>",
-            "parentHash": "<<@block:Block.result.parentHash>>",
-            "dedupKey": "block-<<@block:Block.result.hash>>",
-            "index": index,
-        })),
-        action("next-cursor", "Next cursor", -233, 3650, fields(
+        action("next-cursor", "Next cursor", -221, 3400, fields(
             ("kept", f"if({saved}, {saved_value}['recent'], [])"),
             ("recent", f"slice(append(kept, {block}['hash']), -(<<@settings:Settings.maxReorgDepth>> + 1))"),
         )),
-        action("save-cursor", "Save cursor", -233, 3825, {
-            "actionType": "State Set", "key": "cursor",
-            "value": {"number": item, "hash": "<<@block:Block.result.hash>>",
-                      "recent": "<<@next-cursor:Next cursor.recent>>"},
-            "expectedVersion": "<<@saved:Last saved.version>>",
-        }),
-        action("moved", "Stop: the chain moved", 47, 3400, {"actionType": "Stop Loop"}),
+        # taken before its alert: a run that dies around the alert leaves it in the cursor, not sent
+        action("save-cursor", "Save cursor", -221, 3575, write_cursor(
+            {"number": item, "hash": "<<@block:Block.result.hash>>", "recent": "<<@next-cursor:Next cursor.recent>>",
+             "sent": False},
+            "<<@saved:Last saved.version>>")),
+        action("send-alert", "Send alert", -221, 3784, block_alert(item, "block:Block.result")),
+        action("mark-sent", "Mark sent", -221, 4034, write_cursor(
+            {"number": item, "hash": "<<@block:Block.result.hash>>", "recent": "<<@next-cursor:Next cursor.recent>>",
+             "sent": True},
+            "<<@save-cursor:Save cursor.version>>")),
+        action("moved", "Stop: the chain moved", 59, 3400, {"actionType": "Stop Loop"}),
     ]
     chain = [
         ("trigger", "settings", None), ("settings", "head", None), ("head", "cursor", None),
@@ -258,11 +273,13 @@ def reorg_safe_monitor_graph(
         ("ancestor-found", "too-deep-alert", "false"), ("too-deep-alert", "too-deep", None),
         ("ancestor-found", "reorganised", "true"),
         ("reorganised", "replaced", "true"), ("replaced", "reorg-alert", None), ("reorg-alert", "rewind", None),
-        ("rewind", "range", None), ("reorganised", "range", "false"),
+        ("reorganised", "sent", "false"), ("sent", "resend", "false"), ("resend", "resent", None),
+        ("rewind", "range", None), ("sent", "range", "true"), ("resent", "range", None),
         ("range", "each-block", None),
         ("each-block", "block-number", "each"), ("block-number", "block", None), ("block", "saved", None),
         ("saved", "follows", None),
-        ("follows", "send-alert", "true"), ("send-alert", "next-cursor", None), ("next-cursor", "save-cursor", None),
+        ("follows", "next-cursor", "true"), ("next-cursor", "save-cursor", None),
+        ("save-cursor", "send-alert", None), ("send-alert", "mark-sent", None),
         ("follows", "moved", "false"),
     ]
     edges = []

@@ -1,9 +1,9 @@
 """The reorg-safe monitor (keeperstate.workflows.examples.reorg_safe_monitor_graph) against a real
 chain that reorganises: ganache's own ``evm_snapshot`` / ``evm_revert`` make the reorganisations
 (a snapshot, blocks mined, a revert, other blocks mined), shallow, exactly ``maxReorgDepth`` deep and
-to a shorter chain, between bursts, with the worker killed while a run waits on a reorg alert and
-again on a block alert; a real worker runs the monitor on its schedule and a real receiver records
-every alert it is sent.
+to a shorter chain, between bursts, with the worker killed while a run waits on a reorg alert, on a
+block alert, and on a block alert whose block the chain then replaces before the next worker runs;
+a real worker runs the monitor on its schedule and a real receiver records every alert it is sent.
 
 Exact, as issue 42 asks: every block of the final chain is alerted exactly once (by the receiver's
 key, dedupKey); every block alerted that the chain replaced was alerted before the reorg alert that
@@ -123,10 +123,11 @@ class Figures:
 def test_every_block_of_the_final_chain_is_alerted_once_and_every_replaced_one_named(
     chain, receiver, monitor, worker, processes
 ):
-    made: list[int] = []
+    made: list[int] = []  # each reorganisation's depth below the monitor's cursor
 
     def reorganise(snapshot, blocks):
-        made.append(len(chain.reorg(snapshot, blocks)))
+        made.append(cursor(monitor)["number"] - snapshot.head)
+        chain.reorg(snapshot, blocks)
 
     # given the monitor on a worker, at block 0, and a burst
     current = worker()
@@ -170,13 +171,26 @@ def test_every_block_of_the_final_chain_is_alerted_once_and_every_replaced_one_n
     current = worker("second-worker")
     caught_up(chain, monitor)
 
-    # and a burst during which the worker is killed again, between a block's alert and its cursor
+    # and a burst during which the worker is killed between a block's alert and marking it sent:
+    # the next worker's run sends that alert again
     receiver.hold(block=chain.head() + 4)
     chain.mine(8)
     assert receiver.holding.wait(CATCH_UP_SECONDS), "no run alerted the held block"
     processes.kill(current)
     receiver.release()
-    worker("third-worker")
+    current = worker("third-worker")
+    caught_up(chain, monitor)
+
+    # and a burst during which the worker is killed the same way, and the chain then replaces that
+    # block (and the 3 before it) before any worker runs again: the reorg alert names it
+    snapshot = chain.snapshot()
+    receiver.hold(block=snapshot.head + MAX_REORG_DEPTH)
+    chain.mine(8)
+    assert receiver.holding.wait(CATCH_UP_SECONDS), "no run alerted the held block"
+    processes.kill(current)
+    receiver.release()
+    reorganise(snapshot, 10)
+    worker("fourth-worker")
     head = caught_up(chain, monitor)
 
     # then every block of the final chain was alerted exactly once (by key), in order
@@ -190,14 +204,15 @@ def test_every_block_of_the_final_chain_is_alerted_once_and_every_replaced_one_n
     assert figures.replaced
     assert figures.unnamed() == []
     # each reorganisation was named once, with its depth
-    assert [r["depth"] for r in figures.reorgs] == made == [1, MAX_REORG_DEPTH, 3, 2]
+    assert [r["depth"] for r in figures.reorgs] == made == [1, MAX_REORG_DEPTH, 3, 2, MAX_REORG_DEPTH]
     # only the alerts in flight when the worker was killed were delivered twice, under their keys
+    # (the third kill's block was replaced, so named instead of sent again)
     assert sorted(d["type"] for d in figures.duplicates) == ["block", "reorg"]
     # and the cursor is the head with its hash, keeping the newest maxReorgDepth + 1 hashes
-    assert cursor(monitor) == {"number": head, "hash": figures.canonical[head],
+    assert cursor(monitor) == {"number": head, "hash": figures.canonical[head], "sent": True,
                                "recent": [figures.canonical[n] for n in range(head - MAX_REORG_DEPTH, head + 1)]}
     assert set(runs.values_list("status", flat=True)) <= {"success", "skipped", "interrupted"}
-    assert runs.filter(status="interrupted").count() == 2
+    assert runs.filter(status="interrupted").count() == 3
 
 
 def test_a_reorganisation_deeper_than_max_reorg_depth_fails_the_run_with_its_code_and_alerts(
