@@ -176,7 +176,7 @@ def ran(workflow):
 def assert_exact(workflow, head: int, first: int, depth: int = MAX_REORG_DEPTH) -> None:
     """Every block first…head of the chain as it is now was alerted, once, with its hash; every
     other block alerted is named by a reorg alert sent after its own; the cursor is at the head with
-    its hash and keeps the newest depth + 1 hashes."""
+    its hash, keeps the newest 2 × depth + 1 hashes and says the last alert went out."""
     chain = chain_at(head)
     canonical = [(n, chain.hash_of(n)) for n in range(first, head + 1)]
     alerted = blocks_alerted()
@@ -187,7 +187,7 @@ def assert_exact(workflow, head: int, first: int, depth: int = MAX_REORG_DEPTH) 
         assert naming, (number, old_hash)
         assert naming[0] > keys.index(f"block-{old_hash}"), (number, old_hash)
     assert cursor(workflow) == {"number": head, "hash": chain.hash_of(head),
-                                "recent": [h for _, h in canonical][-(depth + 1):], "sent": True}
+                                "recent": [h for _, h in canonical][-(2 * depth + 1):], "sent": True}
 
 
 def test_the_demo_has_the_reorg_safe_monitor_active_and_its_graph_as_written(served, live_server):
@@ -207,10 +207,10 @@ def test_the_demo_has_the_reorg_safe_monitor_active_and_its_graph_as_written(ser
 
 
 def test_a_reorganisation_is_named_in_one_alert_and_the_new_blocks_alerted_in_order(monitor, clock):
-    # given a monitor that started at head 58 (it alerts maxReorgDepth blocks back) and then saw 59, 60
+    # given a monitor that started at head 58 (it alerts 2 × maxReorgDepth blocks back) and then saw 59, 60
     clock.to(58)
     ran(monitor)
-    assert blocks_alerted() == [(n, block_hash(n)) for n in range(46, 59)]
+    assert blocks_alerted() == [(n, chain_at(58).hash_of(n)) for n in range(34, 59)]
     clock.advance(2)
     ran(monitor)
     assert cursor(monitor)["number"] == 60
@@ -230,13 +230,13 @@ def test_a_reorganisation_is_named_in_one_alert_and_the_new_blocks_alerted_in_or
     assert [(a["block"], a["hash"]) for a in after] == [(n, chain_at(63).hash_of(n)) for n in range(57, 64)]
     versions = execution.node_results["cursor"]["data"]["version"], execution.node_results["rewind"]["data"]["version"]
     assert versions[1] == versions[0] + 1  # the compare-and-set against the version read
-    assert_exact(monitor, 63, first=46)
+    assert_exact(monitor, 63, first=34)
 
     # and a run with nothing new checks the cursor's block only and alerts nothing
     quiet = ran(monitor)
     assert quiet.node_results["check"]["data"] == {"count": 1, "truncated": False, "remaining": 12, "stopped": True}
     assert quiet.node_results["each-block"]["data"]["count"] == 0
-    assert len(alerts()) == 13 + 2 + 1 + 7
+    assert len(alerts()) == 25 + 2 + 1 + 7
 
 
 def test_a_run_cut_short_after_the_reorg_alert_sends_it_again_and_the_sink_keeps_it_once(monitor, clock):
@@ -255,7 +255,7 @@ def test_a_run_cut_short_after_the_reorg_alert_sends_it_again_and_the_sink_keeps
     assert again.node_results["reorg-alert"]["data"]["body"]["duplicate"] is True
     assert len(alerts("reorg")) == 1
     assert all(i["data"]["body"]["duplicate"] for i in again.node_results["send-alert"]["iterations"])
-    assert_exact(monitor, 63, first=46)
+    assert_exact(monitor, 63, first=34)
 
 
 @pytest.fixture
@@ -291,7 +291,7 @@ def test_a_block_taken_but_not_alerted_is_alerted_by_the_next_run(monitor, clock
     # then it sends block 56's alert and marks it sent, and nothing else
     assert again.node_results["resend"]["data"]["body"]["duplicate"] is False
     assert blocks_alerted()[-1] == (56, block_hash(56))
-    assert_exact(monitor, 56, first=44)
+    assert_exact(monitor, 56, first=32)
 
 
 def test_a_block_alerted_by_a_run_that_died_and_then_replaced_is_named_in_the_reorg_alert(monitor, clock, dies):
@@ -312,7 +312,7 @@ def test_a_block_alerted_by_a_run_that_died_and_then_replaced_is_named_in_the_re
     # then the reorg alert names 57 and 58 as they were alerted, and the new chain follows
     (reorg,) = alerts("reorg")
     assert (reorg["from"], reorg["to"], reorg["oldHashes"]) == (57, 58, [block_hash(57), block_hash(58)])
-    assert_exact(monitor, 61, first=44)
+    assert_exact(monitor, 61, first=32)
 
 
 def test_with_confirmations_only_blocks_that_deep_are_alerted_and_a_shallower_reorg_never_reaches_them(
@@ -321,14 +321,14 @@ def test_with_confirmations_only_blocks_that_deep_are_alerted_and_a_shallower_re
     monitor = example(confirmations=DEPTH)
     clock.to(58)
     ran(monitor)
-    assert [n for n, _ in blocks_alerted()] == list(range(42, 55))  # up to 58 - 4, from 12 below
+    assert [n for n, _ in blocks_alerted()] == list(range(30, 55))  # up to 58 - 4, from 2 × 12 below
 
     clock.advance(5)  # 57–60 replaced, at head 63
     ran(monitor)
 
     assert alerts("reorg") == []
     assert blocks_alerted()[-1] == (59, chain_at(63).hash_of(59))
-    assert blocks_alerted() == [(n, chain_at(63).hash_of(n)) for n in range(42, 60)]
+    assert blocks_alerted() == [(n, chain_at(63).hash_of(n)) for n in range(30, 60)]
 
 
 def test_a_reorganisation_deeper_than_max_reorg_depth_fails_the_run_with_its_code_after_alerting(example, clock):
@@ -376,7 +376,7 @@ def test_a_block_that_does_not_follow_the_saved_one_ends_the_run_and_the_next_ru
     ran(monitor)
     (reorg,) = alerts("reorg")
     assert (reorg["from"], reorg["to"], reorg["oldHashes"]) == (57, 57, [block_hash(57)])
-    assert_exact(monitor, 61, first=44)
+    assert_exact(monitor, 61, first=32)
 
 
 @pytest.mark.django_db

@@ -90,23 +90,25 @@ def reorg_safe_monitor_graph(
     fails the run (FAILED_BY_WORKFLOW) after alerting.
 
     The cursor (state key ``cursor``) is ``{"number", "hash", "recent", "sent"}``: the last block
-    taken, the hashes of the last ``max_reorg_depth + 1`` blocks taken, oldest first (the newest is
-    ``hash``), and whether the last one's alert went out. A block is taken (written, ``sent``
-    false) before its alert and marked sent after it, so the cursor always holds every block that
+    taken; the hashes of the last ``2 × max_reorg_depth + 1`` blocks taken, oldest first (the newest
+    is ``hash``; twice the depth, so that right after a rewind it still holds ``max_reorg_depth``
+    below the cursor); and whether the last one's alert went out. A block is taken (written,
+    ``sent`` false) before its alert and marked sent after it, so the cursor holds every block that
     may have been alerted. Each run:
 
-    1. **Check cursor**, a For Each over ``recent`` newest first, fetches the block at each height
-       and stops (Stop Loop) at the first whose hash the chain still has: the cursor's own block
-       when nothing changed (one call), else the common ancestor, ``depth`` blocks below.
-    2. None found → **Reorg too deep** alert, then **Fail Run**. Found below the cursor → **Reorg
-       alert** (the replaced range and their old hashes), then **Rewind cursor** to the ancestor
-       with compare-and-set. The cursor's block still there but not marked sent (a run died around
-       its alert) → **Resend alert**, then mark it sent.
+    1. **Check cursor**, a For Each over the newest ``max_reorg_depth + 1`` of ``recent``, newest
+       first, fetches the block at each height and stops (Stop Loop) at the first whose hash the
+       chain still has: the cursor's own block when nothing changed (one call), else the common
+       ancestor, ``depth`` blocks below.
+    2. None found (deeper than ``max_reorg_depth``) → **Reorg too deep** alert, then **Fail Run**.
+       Found below the cursor → **Reorg alert** (the replaced range and their old hashes), then
+       **Rewind cursor** to the ancestor with compare-and-set. The cursor's block still there but
+       not marked sent (a run died around its alert) → **Resend alert**, then mark it sent.
     3. **Each block** from the block after the cursor (or the ancestor; on the first run,
-       ``max_reorg_depth`` blocks below the head, so there are hashes to walk back over) to the head
-       less ``confirmations``, at most BLOCKS_PER_RUN a run: fetch it, re-read the cursor, and only
-       if its ``parentHash`` is the cursor's hash take it (compare-and-set), alert it and mark it
-       sent. A block that does not follow (the chain changed during the run) stops the loop (Stop
+       ``2 × max_reorg_depth`` blocks below the head, so there are hashes to walk back over) to the
+       head less ``confirmations``, at most BLOCKS_PER_RUN a run: fetch it, re-read the cursor, and
+       only if its ``parentHash`` is the cursor's hash take it (compare-and-set), alert it and mark
+       it sent. A block that does not follow (the chain changed during the run) stops the loop (Stop
        Loop): the next run finds the reorganisation in step 1.
 
     Delivery is at least once: a run cut short around an alert sends it again, or names its block
@@ -121,6 +123,7 @@ def reorg_safe_monitor_graph(
     block = "<<@block:Block.result>>"
     saved, saved_value = "<<@saved:Last saved.exists>>", "<<@saved:Last saved.value>>"
     chain_block = "<<@chain-block:Chain block.result>>"
+    max_depth = "<<@settings:Settings.maxReorgDepth>>"
     authorization = {"Authorization": f"Bearer <<@__secrets:Secrets.{alerts_secret}>>"}
 
     def action(node_id: str, label: str, x: int, y: int, config: dict[str, Any]) -> dict[str, Any]:
@@ -157,36 +160,36 @@ def reorg_safe_monitor_graph(
         # 1. Is the cursor's block still in the chain? If not, which block below it is?
         action("check", "Check cursor", 0, 736, {
             "actionType": "For Each",
-            "items": f"if({exists}, reverse({cursor_value}['recent']), [])",
+            "items": f"if({exists}, slice(reverse({cursor_value}['recent']), 0, {max_depth} + 1), [])",
             "maxItems": BLOCKS_PER_RUN,
         }),
-        action("kept", "Kept block", -140, 943, fields(
+        action("kept", "Kept block", -140, 956, fields(
             ("number", f"{cursor_value}['number'] - <<@check:Check cursor.index>>"),
             ("hex", "hex(number)"),
         )),
-        action("chain-block", "Chain block", -140, 1118, rpc_call(
+        action("chain-block", "Chain block", -140, 1131, rpc_call(
             {"method": "eth_getBlockByNumber", "params": ["<<@kept:Kept block.hex>>", False]})),
-        action("still", "Still in the chain?", -233, 1349, {
+        action("still", "Still in the chain?", -233, 1362, {
             "actionType": "Condition",
             "condition": f"{chain_block} != null and {chain_block}['hash'] == <<@check:Check cursor.item>>",
         }),
-        action("found", "Found it", -408, 1596, {"actionType": "Stop Loop"}),
-        action("resume", "Resume", 140, 943, fields(
+        action("found", "Found it", -408, 1609, {"actionType": "Stop Loop"}),
+        action("resume", "Resume", 140, 956, fields(
             ("found", f"not {exists} or <<@check:Check cursor.stopped>>"),
             ("depth", f"if({exists}, <<@check:Check cursor.count>> - 1, 0)"),
             ("start", f"if({exists}, {cursor_value}['number'] - depth + 1, null)"),
             ("sent", f"not {exists} or {cursor_value}['sent']"),
         )),
         # 2. Too deep: alert, then fail. Replaced: one reorg alert, then the cursor back. Not sent: again.
-        action("ancestor-found", "Ancestor found?", 140, 1118,
+        action("ancestor-found", "Ancestor found?", 140, 1131,
                {"actionType": "Condition", "condition": "<<@resume:Resume.found>>"}),
-        action("too-deep-alert", "Reorg too deep", 327, 1349, alert({
+        action("too-deep-alert", "Reorg too deep", 327, 1362, alert({
             "type": "reorg-too-deep",
             "cursor": cursor_value,
             "maxReorgDepth": "<<@settings:Settings.maxReorgDepth>>",
             "dedupKey": "reorg-too-deep-<<@cursor:Cursor.value.hash>>",
         })),
-        action("too-deep", "Stop: reorg too deep", 432, 1596, {
+        action("too-deep", "Stop: reorg too deep", 432, 1609, {
             "actionType": "Fail Run",
             "message": "The chain no longer has any of the blocks this monitor kept (up to block "
                        "<<@cursor:Cursor.value.number>>): it reorganised deeper than maxReorgDepth "
@@ -195,9 +198,9 @@ def reorg_safe_monitor_graph(
             "details": {"block": "<<@cursor:Cursor.value.number>>", "hash": "<<@cursor:Cursor.value.hash>>",
                         "maxReorgDepth": "<<@settings:Settings.maxReorgDepth>>"},
         }),
-        action("reorganised", "Reorganised?", 47, 1349,
+        action("reorganised", "Reorganised?", 47, 1362,
                {"actionType": "Condition", "condition": "<<@resume:Resume.depth>> > 0"}),
-        action("replaced", "Replaced", -128, 1596, fields(
+        action("replaced", "Replaced", -128, 1609, fields(
             ("ancestor", "<<@resume:Resume.start>> - 1"),
             ("recent", f"{cursor_value}['recent']"),
             ("oldHashes", "slice(recent, -<<@resume:Resume.depth>>)"),
@@ -205,7 +208,7 @@ def reorg_safe_monitor_graph(
             ("ancestorHash", "kept[-1]"),
             ("key", f"'reorg-' + text(ancestor) + '-' + {cursor_value}['hash']"),
         )),
-        action("reorg-alert", "Reorg alert", -128, 1799, alert({
+        action("reorg-alert", "Reorg alert", -128, 1812, alert({
             "type": "reorg",
             "from": "<<@resume:Resume.start>>",
             "to": "<<@cursor:Cursor.value.number>>",
@@ -215,54 +218,54 @@ def reorg_safe_monitor_graph(
             "ancestorHash": "<<@replaced:Replaced.ancestorHash>>",
             "dedupKey": "<<@replaced:Replaced.key>>",
         })),
-        action("rewind", "Rewind cursor", -128, 2049, write_cursor(
+        action("rewind", "Rewind cursor", -128, 2062, write_cursor(
             {"number": "<<@replaced:Replaced.ancestor>>", "hash": "<<@replaced:Replaced.ancestorHash>>",
              "recent": "<<@replaced:Replaced.kept>>", "sent": True},
             "<<@cursor:Cursor.version>>")),
-        action("sent", "Last alert sent?", 152, 1596,
+        action("sent", "Last alert sent?", 152, 1609,
                {"actionType": "Condition", "condition": "<<@resume:Resume.sent>>"}),
         # after the loop Chain block reads as its last iteration: the cursor's own block, still there
-        action("resend", "Resend alert", 292, 1799, block_alert(
+        action("resend", "Resend alert", 292, 1812, block_alert(
             "<<@cursor:Cursor.value.number>>", "chain-block:Chain block.result")),
-        action("resent", "Mark resent", 292, 2049, write_cursor(
+        action("resent", "Mark resent", 292, 2062, write_cursor(
             {"number": "<<@cursor:Cursor.value.number>>", "hash": "<<@cursor:Cursor.value.hash>>",
              "recent": "<<@cursor:Cursor.value.recent>>", "sent": True},
             "<<@cursor:Cursor.version>>")),
         # 3. The blocks after it, each taken only if it follows the block taken before it.
-        action("range", "Range", 59, 2258, fields(
+        action("range", "Range", 59, 2271, fields(
             ("head", "number(<<@head:Head.result>>)"),
             ("safe", "head - <<@settings:Settings.confirmations>>"),
-            # the first run starts maxReorgDepth blocks back, so it keeps hashes to walk back over
-            ("start", "coalesce(<<@resume:Resume.start>>, max(safe - <<@settings:Settings.maxReorgDepth>>, 0))"),
+            # the first run starts 2 × maxReorgDepth blocks back, so it keeps hashes to walk back over
+            ("start", "coalesce(<<@resume:Resume.start>>, max(safe - 2 * <<@settings:Settings.maxReorgDepth>>, 0))"),
             ("end", f"min(safe, start + {BLOCKS_PER_RUN - 1})"),
         )),
-        action("each-block", "Each block", 59, 2433, {
+        action("each-block", "Each block", 59, 2446, {
             "actionType": "For Each", "items": "range(<<@range:Range.start>>, <<@range:Range.end>>)",
             "maxItems": BLOCKS_PER_RUN,
         }),
-        action("block-number", "Block number", -81, 2627, fields(("hex", f"hex({item})"))),
-        action("block", "Block", -81, 2802, rpc_call(
+        action("block-number", "Block number", -81, 2640, fields(("hex", f"hex({item})"))),
+        action("block", "Block", -81, 2815, rpc_call(
             {"method": "eth_getBlockByNumber", "params": ["<<@block-number:Block number.hex>>", False]})),
-        action("saved", "Last saved", -81, 3033, {"actionType": "State Get", "key": "cursor"}),
-        action("follows", "Follows the cursor?", -81, 3192, {
+        action("saved", "Last saved", -81, 3046, {"actionType": "State Get", "key": "cursor"}),
+        action("follows", "Follows the cursor?", -81, 3205, {
             "actionType": "Condition",
             "condition": f"{block} != null and (not {saved} or {block}['parentHash'] == {saved_value}['hash'])",
         }),
-        action("next-cursor", "Next cursor", -221, 3400, fields(
+        action("next-cursor", "Next cursor", -221, 3413, fields(
             ("kept", f"if({saved}, {saved_value}['recent'], [])"),
-            ("recent", f"slice(append(kept, {block}['hash']), -(<<@settings:Settings.maxReorgDepth>> + 1))"),
+            ("recent", f"slice(append(kept, {block}['hash']), -(2 * {max_depth} + 1))"),
         )),
         # taken before its alert: a run that dies around the alert leaves it in the cursor, not sent
-        action("save-cursor", "Save cursor", -221, 3575, write_cursor(
+        action("save-cursor", "Save cursor", -221, 3588, write_cursor(
             {"number": item, "hash": "<<@block:Block.result.hash>>", "recent": "<<@next-cursor:Next cursor.recent>>",
              "sent": False},
             "<<@saved:Last saved.version>>")),
-        action("send-alert", "Send alert", -221, 3784, block_alert(item, "block:Block.result")),
-        action("mark-sent", "Mark sent", -221, 4034, write_cursor(
+        action("send-alert", "Send alert", -221, 3797, block_alert(item, "block:Block.result")),
+        action("mark-sent", "Mark sent", -221, 4047, write_cursor(
             {"number": item, "hash": "<<@block:Block.result.hash>>", "recent": "<<@next-cursor:Next cursor.recent>>",
              "sent": True},
             "<<@save-cursor:Save cursor.version>>")),
-        action("moved", "Stop: the chain moved", 59, 3400, {"actionType": "Stop Loop"}),
+        action("moved", "Stop: the chain moved", 59, 3413, {"actionType": "Stop Loop"}),
     ]
     chain = [
         ("trigger", "settings", None), ("settings", "head", None), ("head", "cursor", None),

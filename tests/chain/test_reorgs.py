@@ -1,9 +1,10 @@
 """The reorg-safe monitor (keeperstate.workflows.examples.reorg_safe_monitor_graph) against a real
 chain that reorganises: ganache's own ``evm_snapshot`` / ``evm_revert`` make the reorganisations
-(a snapshot, blocks mined, a revert, other blocks mined), shallow, exactly ``maxReorgDepth`` deep and
-to a shorter chain, between bursts, with the worker killed while a run waits on a reorg alert, on a
-block alert, and on a block alert whose block the chain then replaces before the next worker runs;
-a real worker runs the monitor on its schedule and a real receiver records every alert it is sent.
+(a snapshot, blocks mined, a revert, other blocks mined), shallow, exactly ``maxReorgDepth`` deep
+(twice in a row, the second below the first one's ancestor) and to a shorter chain, between bursts,
+with the worker killed while a run waits on a reorg alert, on a block alert, and on a block alert
+whose block the chain then replaces before the next worker runs; a real worker runs the monitor on
+its schedule and a real receiver records every alert it is sent.
 
 Exact, as issue 42 asks: every block of the final chain is alerted exactly once (by the receiver's
 key, dedupKey); every block alerted that the chain replaced was alerted before the reorg alert that
@@ -144,11 +145,17 @@ def test_every_block_of_the_final_chain_is_alerted_once_and_every_replaced_one_n
     chain.mine(5)
     caught_up(chain, monitor)
 
-    # and exactly maxReorgDepth deep (11–14), after a burst
+    # and exactly maxReorgDepth deep (13–16), then at once maxReorgDepth deep again from the new head,
+    # below the first one's ancestor (11–14): the cursor still keeps the hashes to find 10
+    below = chain.snapshot()
+    chain.mine(2)
+    caught_up(chain, monitor)
     snapshot = chain.snapshot()
     chain.mine(MAX_REORG_DEPTH)
     caught_up(chain, monitor)
-    reorganise(snapshot, MAX_REORG_DEPTH + 2)
+    reorganise(snapshot, 2)
+    caught_up(chain, monitor)
+    reorganise(below, MAX_REORG_DEPTH + 1)
     caught_up(chain, monitor)
 
     # and to a shorter chain: 3 blocks replaced by 1, the new head below the monitor's cursor
@@ -204,13 +211,14 @@ def test_every_block_of_the_final_chain_is_alerted_once_and_every_replaced_one_n
     assert figures.replaced
     assert figures.unnamed() == []
     # each reorganisation was named once, with its depth
-    assert [r["depth"] for r in figures.reorgs] == made == [1, MAX_REORG_DEPTH, 3, 2, MAX_REORG_DEPTH]
+    assert [r["depth"] for r in figures.reorgs] == made == [1, MAX_REORG_DEPTH, MAX_REORG_DEPTH, 3, 2, MAX_REORG_DEPTH]
     # only the alerts in flight when the worker was killed were delivered twice, under their keys
     # (the third kill's block was replaced, so named instead of sent again)
     assert sorted(d["type"] for d in figures.duplicates) == ["block", "reorg"]
-    # and the cursor is the head with its hash, keeping the newest maxReorgDepth + 1 hashes
+    # and the cursor is the head with its hash, keeping the newest 2 × maxReorgDepth + 1 hashes
+    window = range(head - 2 * MAX_REORG_DEPTH, head + 1)
     assert cursor(monitor) == {"number": head, "hash": figures.canonical[head], "sent": True,
-                               "recent": [figures.canonical[n] for n in range(head - MAX_REORG_DEPTH, head + 1)]}
+                               "recent": [figures.canonical[n] for n in window]}
     assert set(runs.values_list("status", flat=True)) <= {"success", "skipped", "interrupted"}
     assert runs.filter(status="interrupted").count() == 3
 
@@ -218,7 +226,7 @@ def test_every_block_of_the_final_chain_is_alerted_once_and_every_replaced_one_n
 def test_a_reorganisation_deeper_than_max_reorg_depth_fails_the_run_with_its_code_and_alerts(
     chain, receiver, monitor, worker
 ):
-    # given the monitor caught up at block 6, keeping the hashes of blocks 2–6
+    # given the monitor caught up at block 6, keeping the hashes of blocks 0–6
     worker()
     caught_up(chain, monitor)
     chain.mine(1)
@@ -226,9 +234,9 @@ def test_a_reorganisation_deeper_than_max_reorg_depth_fails_the_run_with_its_cod
     chain.mine(5)
     caught_up(chain, monitor)
     kept = cursor(monitor)
-    assert len(kept["recent"]) == MAX_REORG_DEPTH + 1
 
-    # when blocks 2–6 are replaced: one more than maxReorgDepth, none of the kept hashes is left
+    # when blocks 2–6 are replaced: one more than maxReorgDepth (block 1 is still there, below the
+    # maxReorgDepth + 1 blocks the check looks at)
     replaced = chain.reorg(below, 7)
     assert len(replaced) == MAX_REORG_DEPTH + 1
 
