@@ -57,9 +57,9 @@ def cursor(workflow) -> dict | None:
 
 
 def caught_up(chain, workflow) -> int:
-    """Wait (bounded) until the cursor is the chain's head with its hash; the head."""
+    """Wait (bounded) until the cursor is the chain's head with its hash, its alert sent; the head."""
     head = chain.head()
-    target = {"number": head, "hash": chain.block(head)["hash"]}
+    target = {"number": head, "hash": chain.block(head)["hash"], "sent": True}
 
     def at_head():
         value = cursor(workflow)
