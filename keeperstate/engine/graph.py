@@ -1,10 +1,11 @@
-"""The workflow graph (React Flow shape): nodes, edges and the questions asked of them."""
+"""The workflow graph (React Flow shape): its nodes and edges, read once, and their order.
+
+What runs before what, the loops and the trigger are keeperstate.engine.scope's answers."""
 
 from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,18 +128,6 @@ class Graph:
     def outgoing(self, node_id: str) -> list[Edge]:
         return self._outgoing.get(node_id, [])
 
-    def triggers(self) -> list[str]:
-        return [nid for nid, node in self.nodes.items() if node.get("type") == "trigger"]
-
-    def trigger_id(self) -> str:
-        triggers = self.triggers()
-        if len(triggers) != 1:
-            raise GraphInvalid(
-                f"A workflow needs exactly one trigger node; this one has {len(triggers)}.",
-                details={"triggers": triggers},
-            )
-        return triggers[0]
-
     def label(self, node_id: str) -> str:
         data = self.nodes[node_id].get("data") or {}
         label = data.get("label")
@@ -155,40 +144,6 @@ class Graph:
     def action_type(self, node_id: str) -> str | None:
         value = self.config(node_id).get("actionType")
         return value if isinstance(value, str) else None
-
-    def upstream(self, node_id: str) -> list[str]:
-        """Nodes from which node_id can be reached over edges, nearest first."""
-        seen: dict[str, None] = {}
-        queue = deque(e.source for e in self.incoming(node_id))
-        while queue:
-            current = queue.popleft()
-            if current in seen or current == node_id:
-                continue
-            seen[current] = None
-            queue.extend(e.source for e in self.incoming(current))
-        return list(seen)
-
-    def ancestor_bits(self) -> dict[str, int]:
-        """Each node's upstream nodes as a bit set (bit i: the i-th node of ``nodes``).
-
-        One pass in topological order, each node ORing its sources' sets: linear in the edges (a
-        set is n/64 machine words), where asking ``upstream`` of every node is quadratic.
-        Raises GraphInvalid for a cycle.
-        """
-        index = {node_id: i for i, node_id in enumerate(self.nodes)}
-        bits: dict[str, int] = {}
-        for node_id in self.topological_order():
-            found = 0
-            for e in self.incoming(node_id):
-                found |= bits[e.source] | (1 << index[e.source])
-            bits[node_id] = found
-        return bits
-
-    def upstream_test(self) -> Callable[[str, str], bool]:
-        """``is_upstream(candidate, node_id)``: whether candidate runs before node_id (acyclic graphs)."""
-        index = {node_id: i for i, node_id in enumerate(self.nodes)}
-        bits = self.ancestor_bits()
-        return lambda candidate, node_id: candidate in index and bool(bits[node_id] >> index[candidate] & 1)
 
     def cycle(self) -> list[str] | None:
         """One cycle as a list of node ids, or None when the graph is acyclic.
@@ -220,23 +175,6 @@ class Graph:
                     path.append(target)
                     pending.append(iter(self.outgoing(target)))
         return None
-
-    def loop_bodies(self, is_loop: Callable[[str], bool], handle: str = "each") -> dict[str, frozenset[str]]:
-        """Each loop node's body: the nodes reached from its ``handle`` edges, and on from them."""
-        bodies = {}
-        for loop in self.nodes:
-            if not is_loop(loop):
-                continue
-            seen: set[str] = set()
-            pending = [e.target for e in self.outgoing(loop) if e.source_handle == handle]
-            while pending:
-                current = pending.pop()
-                if current in seen or current == loop:
-                    continue
-                seen.add(current)
-                pending.extend(e.target for e in self.outgoing(current))
-            bodies[loop] = frozenset(seen)
-        return bodies
 
     def topological_order(self) -> list[str]:
         if (loop := self.cycle()) is not None:

@@ -1,10 +1,11 @@
 """Autocomplete metadata for the editor's @ menu (DESIGN.md §8).
 
-Computed from the unsaved graph in the editor: every node upstream of the edited node (nearest
-first), each with the output fields the registry declares for its action (a trigger: the
-fields of its sample input), then the system built-ins. Every field carries its ready token.
-An action never falls back to a generic ``data`` field, and downstream or unconnected nodes are
-never offered: referencing them fails at run time.
+Computed from the unsaved graph in the editor: every node that runs before the edited node
+(keeperstate.engine.scope's answer, which the validator and the runner share: its upstream nodes
+nearest first, then the bodies of the loops done before it), each with the output fields the
+registry declares for its action (a trigger: the fields of its sample input), then the system
+built-ins. Every field carries its ready token. An action never falls back to a generic ``data``
+field, and downstream or unconnected nodes are never offered: referencing them fails at run time.
 """
 
 from __future__ import annotations
@@ -14,8 +15,7 @@ from typing import Any
 
 from keeperstate.core.errors import Code, CodedError
 from keeperstate.engine.expressions import json_type
-from keeperstate.engine.graph import Graph, GraphCycle
-from keeperstate.engine.loops import Loops, loops_of
+from keeperstate.engine.graph import Graph
 from keeperstate.engine.references import (
     SECRETS_LABEL,
     SECRETS_NODE_ID,
@@ -26,6 +26,7 @@ from keeperstate.engine.references import (
 )
 from keeperstate.engine.registry import TRIGGERS, get_action
 from keeperstate.engine.results import Succeeded, result_from_json
+from keeperstate.engine.scope import Scope, is_trigger, scope_of
 from keeperstate.engine.secret_places import secret_fields
 
 MAX_SAMPLE_DEPTH = 3
@@ -34,8 +35,6 @@ _UNSAFE_KEY_CHARS = set(".[]<>")
 
 class NodeNotFound(CodedError):
     error = Code.NODE_NOT_FOUND
-
-
 
 
 def reference_options(
@@ -60,11 +59,8 @@ def reference_options(
         raise NodeNotFound(
             f"There is no node '{node_id}' in this graph; select a node of the workflow.", details={"nodeId": node_id}
         )
-    if (loop := graph.cycle()) is not None:
-        raise GraphCycle(loop)
-    loops = loops_of(graph)
-    sources = [_source(graph, upstream_id, last_results or {}, loops, node_id)
-               for upstream_id in _runs_before(graph, loops, node_id)]
+    scope = scope_of(graph)  # GraphCycle: no node of a cycle runs before another
+    sources = [_source(graph, source_id, last_results or {}, scope, node_id) for source_id in scope.sources(node_id)]
     sources.append(system_source())
     # Secrets only for a node with a field they may stand in (an HTTP Request's URL, headers,
     # body; keeperstate.engine.secret_places): anywhere else a save would refuse them.
@@ -77,19 +73,10 @@ def _field(node_id: str, label: str, path: str, type_: str, description: str) ->
     return {"field": path, "type": type_, "description": description, "token": make_token(node_id, label, path)}
 
 
-def _runs_before(graph: Graph, loops: Loops, node_id: str) -> list[str]:
-    """The nodes whose results are there when ``node_id`` runs, nearest first: its upstream nodes,
-    then the body nodes of loops that ran before it (read as their last iteration)."""
-    upstream = graph.upstream(node_id)
-    after_loops = [n for loop in upstream if node_id not in loops.bodies.get(loop, frozenset())
-                   for n in sorted(loops.bodies.get(loop, frozenset())) if n not in upstream]
-    return [*upstream, *dict.fromkeys(after_loops)]
-
-
-def _source(graph: Graph, node_id: str, last_results: dict[str, Any], loops: Loops, reader: str) -> dict[str, Any]:
+def _source(graph: Graph, node_id: str, last_results: dict[str, Any], scope: Scope, reader: str) -> dict[str, Any]:
     label = graph.label(node_id)
     config = graph.config(node_id)
-    if graph.nodes[node_id].get("type") == "trigger":
+    if is_trigger(graph, node_id):
         trigger_type = str(config.get("triggerType") or "Manual")
         trigger = TRIGGERS.get(trigger_type)
         if trigger is not None and trigger.output_fields:  # a run input of fixed shape (Schedule)
@@ -109,7 +96,7 @@ def _source(graph: Graph, node_id: str, last_results: dict[str, Any], loops: Loo
                 "fields": [], "hint": f"Unknown action '{action_type}': it has no fields to offer."}
     fields = []
     last = _last_data(last_results, node_id)
-    inside = reader in loops.bodies.get(node_id, frozenset())
+    inside = reader in scope.bodies.get(node_id, frozenset())
     for output in definition.outputs_of(config):
         if output.loop_scope is not None and (output.loop_scope == "body") != inside:
             continue  # a loop's item and index inside its body; its count and the rest after it

@@ -33,8 +33,7 @@ from django.db import DatabaseError
 from keeperstate.core.errors import Code, CodedError
 from keeperstate.core.text import has_nul
 from keeperstate.engine.context import RunContext
-from keeperstate.engine.graph import Graph
-from keeperstate.engine.loops import loops_of
+from keeperstate.engine.graph import Graph, GraphInvalid
 from keeperstate.engine.references import Resolver, system_values
 from keeperstate.engine.registry import get_action
 from keeperstate.engine.results import (
@@ -48,6 +47,7 @@ from keeperstate.engine.results import (
     results_to_json,
     settled,
 )
+from keeperstate.engine.scope import Scope, is_trigger, scope_of, trigger_of
 from keeperstate.engine.secret_places import misplaced_in_config, secret_fields
 from keeperstate.secrets.redaction import redacting
 
@@ -103,14 +103,14 @@ def run_graph(
     outcome = RunOutcome() if outcome is None else outcome
     try:
         graph = Graph.parse(nodes, edges)
-        trigger = graph.trigger_id()
-        order = graph.topological_order()
+        trigger = trigger_of(graph)
+        scope = scope_of(graph)
     except CodedError as exc:
         outcome.error, outcome.error_code = exc.message, exc.code
         return outcome
-    run = _Run(graph, ctx, outcome, on_progress, node_transaction)
+    run = _Run(graph, scope, ctx, outcome, on_progress, node_transaction)
     outcome.results[trigger] = Succeeded(run_input)
-    top = [node_id for node_id in order if node_id != trigger and node_id not in run.owners]
+    top = [node_id for node_id in scope.level(None) if node_id != trigger]
     run.scope(top, outcome.results, final=top[-1] if top else None)
     return outcome
 
@@ -118,16 +118,13 @@ def run_graph(
 class _Run:
     """One run's walk: the graph, where each loop's body is, and how many nodes ran."""
 
-    def __init__(self, graph: Graph, ctx: RunContext, outcome: RunOutcome, on_progress: ProgressHook | None,
-                 node_transaction: TransactionFactory | None):
-        self.graph, self.ctx, self.outcome = graph, ctx, outcome
+    def __init__(self, graph: Graph, scope: Scope, ctx: RunContext, outcome: RunOutcome,
+                 on_progress: ProgressHook | None, node_transaction: TransactionFactory | None):
+        self.graph, self.loops, self.ctx, self.outcome = graph, scope, ctx, outcome
         self.on_progress, self.node_transaction = on_progress, node_transaction
         self.labels = graph.labels()
-        self.order = graph.topological_order()
         self.definitions = {nid: get_action(graph.action_type(nid) or "") for nid in graph.nodes}
         self.defaults = {nid: d.default_handle if d else None for nid, d in self.definitions.items()}
-        # The innermost loop whose body holds each node (an inner body is a part of the outer).
-        self.owners = loops_of(graph).owners
         self.node_runs = 0
         self.stopping: set[str] = set()  # loops a Stop Loop ended: they finish their current item
 
@@ -173,7 +170,7 @@ class _Run:
 
     def stop_loop(self, node_id: str) -> NodeResult:
         """A Stop Loop ran: its innermost loop ends after the current item."""
-        owner = self.owners.get(node_id)
+        owner = self.loops.owners.get(node_id)
         if owner is None:  # the validator refuses it at save; a graph that skipped it still fails clearly
             return Failed(Code.LOOP_BODY_INVALID.name, "Stop Loop ends the For Each whose each branch holds it; "
                           "this one is in no loop's body. Connect it on a For Each's each branch.")
@@ -201,7 +198,7 @@ class _Run:
             self.record(loop_id, started, outer)
             return started
         items, limit = started.data["items"], started.data["maxItems"]
-        body = [node_id for node_id in self.order if self.owners.get(node_id) == loop_id]
+        body = self.loops.level(loop_id)
         ran, stopped = 0, False
         for index, item in enumerate(items[:limit]):
             current: dict[str, NodeResult] = {loop_id: Succeeded({"item": item, "index": index}, "each")}
@@ -236,15 +233,14 @@ def reaches_outside(nodes: Any) -> bool:
     """Whether a run of these nodes may act outside the database: an action node whose egress is
     not ``none`` (HTTP Request), or one whose action the registry does not know (it is taken as
     such, to be safe). What a run that does not can change is all in its own transaction."""
-    if not isinstance(nodes, list):
+    try:
+        graph = Graph.parse(nodes, [])
+    except GraphInvalid:
         return False  # no run: the graph is refused before any node runs
-    for node in nodes:
-        if isinstance(node, dict) and node.get("type") == "trigger":
+    for node_id in graph.nodes:
+        if is_trigger(graph, node_id):
             continue
-        data = node.get("data") if isinstance(node, dict) else None
-        config = data.get("config") if isinstance(data, dict) else None
-        action_type = config.get("actionType") if isinstance(config, dict) else None
-        definition = get_action(action_type) if isinstance(action_type, str) else None
+        definition = get_action(graph.action_type(node_id) or "")
         if definition is None or definition.egress != "none":
             return True
     return False

@@ -112,22 +112,3 @@ class Schedule:
         local = moment.astimezone(ZoneInfo(self.timezone))
         # CronSim in reverse yields ticks strictly before its start: start a second later.
         return next(CronSim(self.cron, local + timedelta(seconds=1), reverse=True)).astimezone(UTC)
-
-
-def schedule_of(nodes: Any) -> Schedule | None:
-    """The schedule of a graph whose trigger is a valid Schedule trigger, else None."""
-    if not isinstance(nodes, list):
-        return None
-    for node in nodes:
-        if isinstance(node, dict) and node.get("type") == "trigger":
-            data = node.get("data")
-            config = data.get("config") if isinstance(data, dict) else None
-            if not isinstance(config, dict):
-                return None
-            if config.get("triggerType") != "Schedule":
-                return None
-            try:
-                return Schedule.from_config(config)
-            except ScheduleInvalid:
-                return None
-    return None

@@ -77,11 +77,12 @@ def misplaced_in_config(config: Any, definition: ActionDefinition | None) -> lis
 
 def misplaced_secrets(node: Any, definition: ActionDefinition | None) -> list[SecretNotAllowedHere]:
     """Every place of a node outside its action's egress fields that holds a secret reference: its
-    config's fields (a trigger has none that may), then the rest of the node (label, id…)."""
+    config's fields (``definition`` None: a trigger's, none of which may), then the rest of the
+    node (label, id…)."""
     if not isinstance(node, dict):
         return []
     data: dict[str, Any] = node["data"] if isinstance(node.get("data"), dict) else {}
-    found = misplaced_in_config(data.get("config"), definition if node.get("type") != "trigger" else None)
+    found = misplaced_in_config(data.get("config"), definition)
     rest = {**node, "data": {k: v for k, v in data.items() if k != "config"}}
     if holds_secret(rest):
         label = holds_secret(data.get("label"))

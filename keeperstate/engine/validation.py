@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +18,6 @@ from keeperstate.core.text import has_nul, text_problem
 from keeperstate.engine.expressions import Known, known_of, static_type, type_problems
 from keeperstate.engine.fields import ConfigField, parse_config, texts_of
 from keeperstate.engine.graph import Graph, GraphCycle, GraphInvalid, WorkflowTooLarge, check_size
-from keeperstate.engine.loops import AFTER_HANDLE, Loops, loops_of
 from keeperstate.engine.references import (
     SECRETS_NODE_ID,
     SYSTEM_FIELDS,
@@ -29,6 +27,7 @@ from keeperstate.engine.references import (
     placeholders,
 )
 from keeperstate.engine.registry import TRIGGERS, ActionDefinition, get_action
+from keeperstate.engine.scope import AFTER_HANDLE, Scope, is_trigger, reached_from, scope_of, triggers
 from keeperstate.engine.secret_places import holds_secret, misplaced_secrets, not_allowed
 from keeperstate.engine.shapes import shape_problems
 from keeperstate.secrets.names import SECRET_NAME_RE
@@ -91,19 +90,18 @@ def validate_graph(nodes: Any, edges: Any) -> ValidationReport:
     if report.errors:
         return report
 
-    triggers = graph.triggers()
-    if len(triggers) != 1:
+    found = triggers(graph)
+    if len(found) != 1:
         report.error(None, None, Code.TRIGGER_COUNT,
-                     f"A workflow needs exactly one trigger node; this one has {len(triggers)}.")
+                     f"A workflow needs exactly one trigger node; this one has {len(found)}.")
     if (loop := graph.cycle()) is not None:
         report.failed(loop[0], GraphCycle(loop))
         return report  # upstream questions have no answer in a cyclic graph
 
-    reachable = _reachable(graph, triggers[0]) if len(triggers) == 1 else set(graph.nodes)
-    # Computed once for the whole graph: asking each node for its upstream list is quadratic.
-    loops = loops_of(graph)
-    context = _Context(graph.labels(), graph.upstream_test(), loops)
-    _check_loops(graph, loops, report)
+    reachable = reached_from(graph, found) if len(found) == 1 else set(graph.nodes)
+    scope = scope_of(graph)
+    context = _Context(graph.labels(), scope)
+    _check_loops(graph, scope, report)
     for index, edge in enumerate(edges):
         if has_nul(edge):
             report.error(None, None, Code.INVALID_TEXT, f"Edge #{index + 1} contains the character U+0000; remove it.")
@@ -112,12 +110,12 @@ def validate_graph(nodes: Any, edges: Any) -> ValidationReport:
     parsed: dict[str, dict[str, Any]] = {}
     for node_id in graph.nodes:
         _check_text(graph, node_id, report)
-        node_definition = None if node_id in triggers else get_action(graph.action_type(node_id) or "")
+        node_definition = None if node_id in found else get_action(graph.action_type(node_id) or "")
         for misplaced in misplaced_secrets(graph.nodes[node_id], node_definition):
             report.failed(node_id, misplaced)
         if ">>" in graph.label(node_id) or "<<" in graph.label(node_id):
             report.error(node_id, "label", Code.INVALID_LABEL)
-        if node_id in triggers:
+        if node_id in found:
             parsed[node_id] = _check_trigger(graph, node_id, report)
             continue
         definition = get_action(graph.action_type(node_id) or "")
@@ -152,41 +150,26 @@ def _check_text(graph: Graph, node_id: str, report: ValidationReport) -> None:
         report.error(node_id, None, Code.INVALID_TEXT, "The node contains the character U+0000; remove it.")
 
 
-def _reachable(graph: Graph, start: str) -> set[str]:
-    seen = {start}
-    pending = [start]
-    while pending:
-        for e in graph.outgoing(pending.pop()):
-            if e.target not in seen:
-                seen.add(e.target)
-                pending.append(e.target)
-    return seen
-
-
 @dataclass(frozen=True)
 class _Context:
     """What every node's checks share, computed once per graph."""
 
     labels: dict[str, str]
-    is_upstream: Callable[[str, str], bool]
-    loops: Loops
-
-    def runs_before(self, candidate: str, node_id: str) -> bool:
-        return self.loops.runs_before(candidate, node_id, self.is_upstream)
+    scope: Scope
 
 
-def _check_loops(graph: Graph, loops: Loops, report: ValidationReport) -> None:
+def _check_loops(graph: Graph, scope: Scope, report: ValidationReport) -> None:
     """Each For Each's body is reached from its each handle only, is not on its done branch, loops
     nest two deep at most, and a Stop Loop stands in a body (LOOP_BODY_INVALID)."""
     for node_id in graph.nodes:
         definition = get_action(graph.action_type(node_id) or "")
-        if definition is not None and definition.stops_loop and node_id not in loops.owners:
+        if definition is not None and definition.stops_loop and node_id not in scope.owners:
             report.error(node_id, None, Code.LOOP_BODY_INVALID,
                          "Stop Loop ends the For Each whose each branch holds it; this one is in no loop's body. "
                          "Connect it on a For Each's each branch (after a Condition, to stop on a test).")
-    for loop, body in loops.bodies.items():
+    for loop, body in scope.bodies.items():
         label = graph.label(loop)
-        after = _reachable_from(graph, [e.target for e in graph.outgoing(loop) if e.source_handle == AFTER_HANDLE])
+        after = reached_from(graph, [e.target for e in graph.outgoing(loop) if e.source_handle == AFTER_HANDLE])
         for node_id in sorted(body & after):
             report.error(node_id, None, Code.LOOP_BODY_INVALID,
                          f"This node is in For Each '{label}''s body and on its done branch; a node runs either "
@@ -198,25 +181,14 @@ def _check_loops(graph: Graph, loops: Loops, report: ValidationReport) -> None:
                                  f"This node is in For Each '{label}''s body but is also reached from "
                                  f"'{graph.label(edge.source)}' outside it; connect the loop's body from its each "
                                  "handle only.")
-        if len(loops.enclosing(loop)) >= 2:
+        if len(scope.enclosing(loop)) >= 2:
             report.error(loop, None, Code.LOOP_BODY_INVALID,
                          "A For Each may sit inside another's body, but not deeper: loops nest two levels at most.")
-        for other, other_body in loops.bodies.items():
+        for other, other_body in scope.bodies.items():
             if other != loop and body & other_body and other not in body and loop not in other_body:
                 report.error(loop, None, Code.LOOP_BODY_INVALID,
                              f"For Each '{label}' and '{graph.label(other)}' share body nodes without one being "
                              "inside the other; give each loop its own nodes.")
-
-
-def _reachable_from(graph: Graph, starts: list[str]) -> set[str]:
-    seen: set[str] = set()
-    pending = list(starts)
-    while pending:
-        current = pending.pop()
-        if current not in seen:
-            seen.add(current)
-            pending.extend(e.target for e in graph.outgoing(current))
-    return seen
 
 
 def _check_trigger(graph: Graph, node_id: str, report: ValidationReport) -> dict[str, Any]:
@@ -338,7 +310,7 @@ def _known_reference(graph: Graph, ref: Any) -> Known:
         return Known(SYSTEM_FIELDS[steps[0]][0])
     if not steps or ref.node_id not in graph.nodes:
         return Known(None)
-    if graph.nodes[ref.node_id].get("type") == "trigger":
+    if is_trigger(graph, ref.node_id):
         value: Any = graph.config(ref.node_id).get("sampleInput")
         for step in steps:
             if isinstance(step, int) and isinstance(value, list) and step < len(value):
@@ -378,7 +350,7 @@ def _check_reference(
         report.error(node_id, field_name, Code.REFERENCE_MISSING_NODE,
                      f"{ref.token} points at node '{ref.node_id}', which is gone.")
         return
-    if not context.runs_before(ref.node_id, node_id):
+    if not context.scope.runs_before(ref.node_id, node_id):
         report.error(
             node_id, field_name, Code.REFERENCE_NOT_UPSTREAM,
             f"{ref.token} points at node '{ref.node_id}', which does not run before this node. Connect it upstream.",
@@ -388,7 +360,7 @@ def _check_reference(
     if known is not None and steps[0] not in known:
         message = (f"{ref.token}: '{graph.label(ref.node_id)}' has no output field '{steps[0]}' "
                    f"(it has {', '.join(sorted(known)) or 'none'}).")
-        if graph.nodes[ref.node_id].get("type") == "trigger":
+        if is_trigger(graph, ref.node_id):
             report.warn(node_id, field_name, Code.REFERENCE_UNKNOWN_FIELD, message)  # a sample is only an example
         else:  # an action declares its outputs: no run will have another field
             report.error(node_id, field_name, Code.REFERENCE_UNKNOWN_FIELD, message)
@@ -403,7 +375,7 @@ def _check_loop_scope(graph: Graph, node_id: str, field_name: str, ref: Any, out
     declared = definition.output_field(output) if definition is not None and definition.loop else None
     if declared is None or declared.loop_scope is None:
         return
-    inside = node_id in context.loops.bodies.get(ref.node_id, frozenset())
+    inside = node_id in context.scope.bodies.get(ref.node_id, frozenset())
     if declared.loop_scope == "body" and not inside:
         report.error(node_id, field_name, Code.LOOP_BODY_INVALID,
                      f"{ref.token}: '{output}' is the current item's, read inside For Each "
@@ -416,8 +388,7 @@ def _check_loop_scope(graph: Graph, node_id: str, field_name: str, ref: Any, out
 
 def known_output_fields(graph: Graph, node_id: str) -> set[str] | None:
     """The top-level output fields a node is known to produce; None when unknown (no sample)."""
-    node = graph.nodes[node_id]
-    if node.get("type") == "trigger":
+    if is_trigger(graph, node_id):
         sample = graph.config(node_id).get("sampleInput")
         return set(sample) if isinstance(sample, dict) else None
     definition = get_action(graph.action_type(node_id) or "")

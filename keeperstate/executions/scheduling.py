@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
+from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from keeperstate.engine.schedules import schedule_of
+from keeperstate.engine.schedules import Schedule, ScheduleInvalid
+from keeperstate.engine.scope import trigger_config
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.executions.service import queue_run, record_skipped
 from keeperstate.ratelimits.counters import Throttled
@@ -27,6 +29,17 @@ logger = logging.getLogger(__name__)
 
 Status = WorkflowExecution.Status
 BATCH = 100
+
+
+def schedule_of(nodes: Any) -> Schedule | None:
+    """The schedule of a graph whose trigger is a valid Schedule trigger, else None."""
+    config = trigger_config(nodes)
+    if config is None or config.get("triggerType") != "Schedule":
+        return None
+    try:
+        return Schedule.from_config(config)
+    except ScheduleInvalid:
+        return None
 
 
 def next_run_at(workflow: Workflow, now: datetime | None = None) -> datetime | None:

@@ -51,6 +51,7 @@ from keeperstate.engine.graph import Graph
 from keeperstate.engine.registry import get_action
 from keeperstate.engine.results import Failed, NodeResult, Succeeded, result_from_json
 from keeperstate.engine.runner import RunOutcome, UnknownAction, check_input, reaches_outside, run_graph, run_node
+from keeperstate.engine.scope import TRIGGER_TYPE, trigger_config, trigger_of
 from keeperstate.executions import inprocess
 from keeperstate.executions.lifecycle import claim_to_run, end, insert, record_progress
 from keeperstate.executions.liveness import heartbeating
@@ -315,12 +316,8 @@ def with_schedule_fields(nodes: Any, run_input: dict[str, Any], now: datetime) -
 
 
 def _has_schedule_trigger(nodes: Any) -> bool:
-    if not isinstance(nodes, list):
-        return False
-    triggers = [n for n in nodes if isinstance(n, dict) and n.get("type") == "trigger"]
-    data = triggers[0].get("data") if len(triggers) == 1 else None
-    config = data.get("config") if isinstance(data, dict) else None
-    return isinstance(config, dict) and config.get("triggerType") == "Schedule"
+    config = trigger_config(nodes)
+    return config is not None and config.get("triggerType") == "Schedule"
 
 
 # -- one node alone ----------------------------------------------------------------------------
@@ -346,7 +343,7 @@ def run_step(
     if node_id not in graph.nodes:
         raise StepNodeNotFound(f"The saved workflow has no node '{node_id}'. Save the workflow first.", field="node")
     definition = get_action(graph.action_type(node_id) or "")
-    if node_id == graph.trigger_id() or definition is None or definition.loop:
+    if node_id == trigger_of(graph) or definition is None or definition.loop:
         raise StepNotRunnable(
             "Only an action node can be tested on its own: the trigger's output is the run input, and a "
             "For Each runs its body (test its body's nodes one by one).", field="node")
@@ -358,9 +355,9 @@ def run_step(
         nid: result_from_json(value) for nid, value in (source.node_results if source else {}).items()
     }
     if source is not None:
-        results[graph.trigger_id()] = Succeeded(source.input)
+        results[trigger_of(graph)] = Succeeded(source.input)
     else:
-        results.setdefault(graph.trigger_id(), Succeeded({}))
+        results.setdefault(trigger_of(graph), Succeeded({}))
     ctx = RunContext(organization_id=workflow.organization_id, workflow_id=workflow.id)
     result = _one_node(workflow.organization_id, graph, node_id, results, ctx, writes=definition.side_effects)
     handle = result.handle if isinstance(result, Succeeded) else None
@@ -384,7 +381,7 @@ def run_alone(organization_id: int, action_type: str, config: dict[str, Any], ru
         return Failed.of(errors[0])
     node = {"id": DIRECT_NODE_ID, "type": "action",
             "data": {"label": definition.label, "config": {**parsed, "actionType": action_type}}}
-    trigger = {"id": DIRECT_TRIGGER_ID, "type": "trigger", "data": {"label": DIRECT_TRIGGER_LABEL}}
+    trigger = {"id": DIRECT_TRIGGER_ID, "type": TRIGGER_TYPE, "data": {"label": DIRECT_TRIGGER_LABEL}}
     graph = Graph.parse([trigger, node], [{"id": "e1", "source": DIRECT_TRIGGER_ID, "target": DIRECT_NODE_ID}])
     results: dict[str, NodeResult] = {DIRECT_TRIGGER_ID: Succeeded(check_input(run_input))}
     return _one_node(organization_id, graph, DIRECT_NODE_ID, results, RunContext(), writes=False)

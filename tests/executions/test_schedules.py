@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from keeperstate.engine.schedules import Schedule, ScheduleInvalid, schedule_of
+from keeperstate.engine.schedules import Schedule, ScheduleInvalid
+from keeperstate.executions.scheduling import schedule_of
 
 
 def at(text: str) -> datetime:
