@@ -7,6 +7,8 @@ arithmetic on numbers, ``+`` on text, subscripts on values (``x["name"]``, ``x[0
 the closed list of FUNCTIONS. No attribute access, nothing else callable, no ``eval``. Numbers are
 Python's: whole numbers stay exact at any size (a block number, a wei amount beyond 2^64).
 
+What each operator does with each JSON type is one table (OPERATORS): the evaluator follows it in
+a run and the validator before one (``type_problems``), and a refusal is the same sentence in both.
 Comparing by order two texts that both read as numbers fails, saying to wrap them in number():
 text order puts "0x10" before "0xf", which silenced a monitor once. Text against a number fails
 too. A text is compiled once (parsed and checked) and kept, so a loop evaluates it without parsing.
@@ -25,6 +27,7 @@ import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import product
 from typing import Any
 
 from keeperstate.core.errors import Code, CodedError
@@ -47,7 +50,6 @@ _COMPARE = {
     ast.Gt: operator.gt,
     ast.GtE: operator.ge,
 }
-_ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 _ARITHMETIC = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -56,7 +58,12 @@ _ARITHMETIC = {
     ast.FloorDiv: operator.floordiv,
     ast.Mod: operator.mod,
 }
-_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}
+# How the operators are written, as the operator table (below) and messages name them.
+_SYMBOL: dict[type[ast.AST], str] = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+    ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+}
+_SIGN = {ast.USub: "-", ast.UAdd: "+"}
 
 
 class ExpressionInvalid(CodedError):
@@ -387,9 +394,8 @@ class _Evaluator:
             operand = self.eval(node.operand)
             if isinstance(node.op, ast.Not):
                 return not operand
-            symbol = "-" if isinstance(node.op, ast.USub) else "+"
-            if not _is_number(operand):
-                raise self.fail(f"'{symbol}' needs a number, got {kind_of(operand)}.")
+            if problem := refusal(_SIGN[type(node.op)], known_of(operand)):
+                raise self.fail(problem)
             return -operand if isinstance(node.op, ast.USub) else +operand
         if isinstance(node, ast.BinOp):
             return self._arithmetic(node)
@@ -429,39 +435,19 @@ class _Evaluator:
                 equal = _strict_equal(left, right)
                 ok = equal if isinstance(op, ast.Eq) else not equal
             else:
-                self._check_ordering(left, right)
+                if problem := refusal(_SYMBOL[type(op)], known_of(left), known_of(right)):
+                    raise self.fail(problem)
                 ok = _COMPARE[type(op)](left, right)
             if not ok:
                 return False
             left = right
         return True
 
-    def _check_ordering(self, left: Any, right: Any) -> None:
-        if _is_number(left) and _is_number(right):
-            return
-        if isinstance(left, str) and isinstance(right, str):
-            if looks_numeric(left) and looks_numeric(right):
-                raise self.fail(
-                    f"Both sides read as numbers but are text ({_show(left)} and {_show(right)}): text order "
-                    'puts "0x10" before "0xf". Wrap each side in number(), e.g. number(a) > number(b).'
-                )
-            return
-        raise self.fail(
-            f"Cannot compare {kind_of(left)} with {kind_of(right)} by order ({_show(left)}, {_show(right)}). "
-            "Compare values of the same kind: wrap text in number() to compare it with a number, or check that "
-            "the key exists first (… .exists and …)."
-        )
-
     def _arithmetic(self, node: ast.BinOp) -> Any:
         left, right = self.eval(node.left), self.eval(node.right)
-        symbol = _SYMBOL[type(node.op)]
-        if isinstance(node.op, ast.Add) and isinstance(left, str) and isinstance(right, str):
-            return left + right
-        for value in (left, right):
-            if not _is_number(value):
-                hint = " Wrap text in number() to calculate with it." if isinstance(value, str) else ""
-                raise self.fail(f"'{symbol}' needs numbers, got {kind_of(value)} {_show(value)}.{hint}")
-        try:
+        if problem := refusal(_SYMBOL[type(node.op)], known_of(left), known_of(right)):
+            raise self.fail(problem)
+        try:  # numbers, or two texts joined by +
             return _ARITHMETIC[type(node.op)](left, right)
         except ZeroDivisionError:
             raise self.fail(f"The {_noun(self.error)} divides by zero.") from None
@@ -570,8 +556,8 @@ def static_type(text: str, names: dict[str, Known] | None = None) -> str | None:
 
 
 def type_problems(text: str, names: dict[str, Known]) -> list[str]:
-    """What the expression is sure to refuse at run time, judged by the types known now: ordering
-    text against a number, ordering two texts that read as numbers, arithmetic on text."""
+    """What the expression is sure to refuse at run time, judged by the types known now (the
+    operator table, ``refusal``), in the words the run would use."""
     tree, _problem = _compiled(text)
     problems: list[str] = []
     if tree is not None:
@@ -583,83 +569,160 @@ def known_of(value: Any) -> Known:
     return Known(json_type(value), value)
 
 
-def _numeric(known: Known) -> bool:
-    return known.type in ("integer", "number")
+def _infer(node: ast.AST, names: dict[str, Known], problems: list[str]) -> Known:
+    """What is known of a node's value before the run; what is sure to be refused goes to ``problems``."""
+    infer = _INFER.get(type(node))
+    return infer(node, names, problems) if infer is not None else Known(None)
 
 
-def _infer(node: ast.AST, names: dict[str, Known], problems: list[str]) -> Known:  # noqa: C901 - one case a node
-    if isinstance(node, ast.Constant):
-        return known_of(node.value)
-    if isinstance(node, ast.Name):
-        if node.id in LITERAL_NAMES:
-            return known_of(LITERAL_NAMES[node.id])
-        return names.get(node.id, Known(None))
-    if isinstance(node, ast.List | ast.Tuple):
-        for element in node.elts:
-            _infer(element, names, problems)
-        return Known("array")
-    if isinstance(node, ast.BoolOp):
-        kinds = {_infer(value, names, problems).type for value in node.values}
-        return Known(kinds.pop() if len(kinds) == 1 else None)
-    if isinstance(node, ast.UnaryOp):
-        operand = _infer(node.operand, names, problems)
-        return Known("boolean") if isinstance(node.op, ast.Not) else Known(operand.type if _numeric(operand) else None)
-    if isinstance(node, ast.BinOp):
-        left, right = _infer(node.left, names, problems), _infer(node.right, names, problems)
-        symbol = _SYMBOL[type(node.op)]
-        if isinstance(node.op, ast.Add) and "string" in (left.type, right.type):
-            other = right if left.type == "string" else left
-            if other.type not in (None, "string"):  # text + text joins; text + a number fails
-                problems.append(f"'+' joins two texts or adds two numbers, not text and {_type_text(other.type)}. "
-                                "Wrap text in number() to add, or a number in text() to join.")
-            return Known("string" if other.type == "string" else None)
-        for side in (left, right):
-            if side.type is not None and not _numeric(side):
-                hint = " Wrap text in number() to calculate with it." if side.type == "string" else ""
-                problems.append(f"'{symbol}' needs numbers, but one side is always {_type_text(side.type)}.{hint}")
-        if left.type == right.type == "integer" and not isinstance(node.op, ast.Div):
-            return Known("integer")
-        return Known("number" if _numeric(left) and _numeric(right) else None)
-    if isinstance(node, ast.Compare):
-        left = _infer(node.left, names, problems)
-        for op, comparator in zip(node.ops, node.comparators, strict=True):
-            right = _infer(comparator, names, problems)
-            if isinstance(op, _ORDERING):
-                _ordering_problem(left, right, problems)
-            left = right
+def _infer_name(node: ast.Name, names: dict[str, Known], problems: list[str]) -> Known:
+    if node.id in LITERAL_NAMES:
+        return known_of(LITERAL_NAMES[node.id])
+    return names.get(node.id, Known(None))
+
+
+def _infer_list(node: ast.List | ast.Tuple, names: dict[str, Known], problems: list[str]) -> Known:
+    for element in node.elts:
+        _infer(element, names, problems)
+    return Known("array")
+
+
+def _infer_bool_op(node: ast.BoolOp, names: dict[str, Known], problems: list[str]) -> Known:
+    kinds = {_infer(value, names, problems).type for value in node.values}
+    return Known(kinds.pop() if len(kinds) == 1 else None)
+
+
+def _infer_unary(node: ast.UnaryOp, names: dict[str, Known], problems: list[str]) -> Known:
+    operand = _infer(node.operand, names, problems)
+    if isinstance(node.op, ast.Not):
         return Known("boolean")
-    if isinstance(node, ast.Subscript):
-        _infer(node.value, names, problems)
-        _infer(node.slice, names, problems)
-        return Known(None)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-        arguments = [_infer(argument, names, problems) for argument in node.args]
-        name = node.func.id
-        if name == _IF and len(arguments) == 3:
-            return Known(arguments[1].type if arguments[1].type == arguments[2].type else None)
-        if name == "slice" and arguments:
-            return Known(arguments[0].type if arguments[0].type in ("array", "string") else None)
-        function = FUNCTIONS.get(name)
-        return Known(function.returns if function else None)
+    return _operation(_SIGN[type(node.op)], (operand,), problems)
+
+
+def _infer_bin_op(node: ast.BinOp, names: dict[str, Known], problems: list[str]) -> Known:
+    operands = (_infer(node.left, names, problems), _infer(node.right, names, problems))
+    return _operation(_SYMBOL[type(node.op)], operands, problems)
+
+
+def _infer_compare(node: ast.Compare, names: dict[str, Known], problems: list[str]) -> Known:
+    left = _infer(node.left, names, problems)
+    for op, comparator in zip(node.ops, node.comparators, strict=True):
+        right = _infer(comparator, names, problems)
+        if (symbol := _SYMBOL.get(type(op))) in _ORDER:  # == and != take any values, in has its own rule
+            _operation(symbol, (left, right), problems)
+        left = right
+    return Known("boolean")
+
+
+def _infer_subscript(node: ast.Subscript, names: dict[str, Known], problems: list[str]) -> Known:
+    _infer(node.value, names, problems)
+    _infer(node.slice, names, problems)
     return Known(None)
 
 
-def _ordering_problem(left: Known, right: Known, problems: list[str]) -> None:
-    if left.type is None or right.type is None:
-        return
-    if _numeric(left) and _numeric(right):
-        return
-    if left.type == right.type == "string":
-        if all(isinstance(k.value, str) and looks_numeric(k.value) for k in (left, right)):
-            problems.append(
-                f"Both sides read as numbers but are text (e.g. {_show(left.value)} and {_show(right.value)}): text "
-                "order puts \"0x10\" before \"0xf\". Wrap each side in number()."
-            )
-        return
-    problems.append(
-        f"Cannot compare {_type_text(left.type)} with {_type_text(right.type)} by order. Wrap text in number() to "
-        "compare it with a number."
-    )
+def _infer_call(node: ast.Call, names: dict[str, Known], problems: list[str]) -> Known:
+    arguments = [_infer(argument, names, problems) for argument in node.args]
+    name = node.func.id if isinstance(node.func, ast.Name) else ""
+    if name == _IF and len(arguments) == 3:
+        return Known(arguments[1].type if arguments[1].type == arguments[2].type else None)
+    if name == "slice" and arguments:
+        return Known(arguments[0].type if arguments[0].type in ("array", "string") else None)
+    function = FUNCTIONS.get(name)
+    return Known(function.returns if function else None)
+
+
+_INFER: dict[type[ast.AST], Callable[[Any, dict[str, Known], list[str]], Known]] = {
+    ast.Constant: lambda node, names, problems: known_of(node.value),
+    ast.Name: _infer_name,
+    ast.List: _infer_list,
+    ast.Tuple: _infer_list,
+    ast.BoolOp: _infer_bool_op,
+    ast.UnaryOp: _infer_unary,
+    ast.BinOp: _infer_bin_op,
+    ast.Compare: _infer_compare,
+    ast.Subscript: _infer_subscript,
+    ast.Call: _infer_call,
+}
+
+
+def _operation(symbol: str, operands: tuple[Known, ...], problems: list[str]) -> Known:
+    if problem := refusal(symbol, *operands):
+        problems.append(problem)
+        return Known(None)
+    return Known(result_type(symbol, *operands))
+
+
+# --- the operators: one table, for the run and for the types known before it ----------------------
+
+_TYPES = tuple(_TYPE_IN_WORDS)
+_NUMBERS = ("integer", "number")
+_ORDER = ("<", "<=", ">", ">=")
+_ARITHMETIC_SYMBOLS = ("+", "-", "*", "/", "//", "%")
+
+
+def _operator_table() -> dict[tuple[str, tuple[str, ...]], str | None]:
+    """(operator, operand types) → the result's type, None where the operator refuses them:
+    arithmetic on numbers (whole numbers stay whole, but for /), + on two texts, order between two
+    numbers or two texts, a sign on a number; nothing else."""
+    table: dict[tuple[str, tuple[str, ...]], str | None] = {}
+    for left in _TYPES:
+        for sign in ("-", "+"):
+            table[sign, (left,)] = left if left in _NUMBERS else None
+        for right in _TYPES:
+            numbers = left in _NUMBERS and right in _NUMBERS
+            whole = left == right == "integer"
+            texts = left == right == "string"
+            for symbol in _ARITHMETIC_SYMBOLS:
+                table[symbol, (left, right)] = (
+                    ("integer" if whole and symbol != "/" else "number") if numbers
+                    else "string" if texts and symbol == "+" else None
+                )
+            for symbol in _ORDER:
+                table[symbol, (left, right)] = "boolean" if numbers or texts else None
+    return table
+
+
+OPERATORS = _operator_table()
+
+
+def refusal(symbol: str, *operands: Known) -> str | None:
+    """Why the operator refuses these operands, or None: one sentence, whether asked in a run (the
+    values known) or before one (the types known so far, values where a sample or a literal gives
+    them). An operand of unknown type gets the benefit of the doubt: refused only when no type it
+    could have would pass. Ordering two texts that both read as numbers is refused too, when their
+    values are known: text order puts "0x10" before "0xf" (DESIGN.md §14)."""
+    kinds = [(known.type,) if known.type is not None else _TYPES for known in operands]
+    if all(OPERATORS[symbol, types] is None for types in product(*kinds)):
+        return _sentence(symbol, operands)
+    if symbol in _ORDER and all(isinstance(k.value, str) and looks_numeric(k.value) for k in operands):
+        left, right = operands
+        return (f"Both sides read as numbers but are text ({_show(left.value)} and {_show(right.value)}): text "
+                'order puts "0x10" before "0xf". Wrap each side in number(), e.g. number(a) > number(b).')
+    return None
+
+
+def result_type(symbol: str, *operands: Known) -> str | None:
+    """The type of what the operator makes of these operands, when their types are known."""
+    if any(known.type is None for known in operands):
+        return None
+    return OPERATORS[symbol, tuple(str(known.type) for known in operands)]
+
+
+def _sentence(symbol: str, operands: tuple[Known, ...]) -> str:
+    """A refusal's sentence, naming the operand at fault (and its value, where known)."""
+    if symbol in _ORDER:
+        left, right = operands
+        values = f" ({_show(left.value)}, {_show(right.value)})" if _UNKNOWN not in (left.value, right.value) else ""
+        return (f"Cannot compare {_type_text(left.type)} with {_type_text(right.type)} by order{values}. Compare "
+                "values of the same kind: wrap text in number() to compare it with a number, or check that the key "
+                "exists first (… .exists and …).")
+    fault = next(k for k in operands if k.type is not None and k.type not in _NUMBERS)
+    value = f" {_show(fault.value)}" if fault.value is not _UNKNOWN else ""
+    if len(operands) == 1:
+        return f"'{symbol}' needs a number, got {_type_text(fault.type)}{value}."
+    hint = ("" if fault.type != "string" else " Wrap text in number() to add, or a number in text() to join."
+            if symbol == "+" else " Wrap text in number() to calculate with it.")
+    return f"'{symbol}' needs numbers, got {_type_text(fault.type)}{value}.{hint}"
 
 
 def _type_text(kind: str | None) -> str:
