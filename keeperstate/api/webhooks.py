@@ -28,6 +28,7 @@ from keeperstate.api import serializers as s
 from keeperstate.api.parsers import JSONParser
 from keeperstate.api.schema import IDEMPOTENCY_KEY_HEADER, errors
 from keeperstate.api.throttles import WebhookThrottle
+from keeperstate.core.numbers import whole_number
 from keeperstate.engine.runner import RunInputInvalid
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.executions.service import check_idempotency_key, queue_run, run_waited
@@ -72,7 +73,8 @@ class WebhookView(APIView):
         workflow = _hooked_workflow(workflow_id, request.headers.get(SECRET_HEADER))
         query = s.WebhookQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
-        if not request.content_type and int(request.META.get("CONTENT_LENGTH") or 0):
+        # A length that is no whole number ("²") counts as none, as Django reads it for the body.
+        if not request.content_type and (whole_number(request.META.get("CONTENT_LENGTH")) or 0) > 0:
             # DRF would read a body without a content type as empty; say it is not JSON instead.
             raise exceptions.UnsupportedMediaType("", detail="Send the body as JSON (Content-Type: application/json).")
         body = request.data  # an empty body is an empty object

@@ -81,8 +81,9 @@ def parse_allow_entry(text: str) -> AllowEntry:
         raise ValueError("empty entry")
     if "/" in text:
         address, _, rest = text.partition("/")
-        if rest.isdigit():  # a CIDR's prefix length
-            return AllowEntry(network=ipaddress.ip_network(text, strict=False))
+        length = whole_number(rest)
+        if length is not None and length >= 0:  # a CIDR's prefix length
+            return AllowEntry(network=ipaddress.ip_network(f"{address}/{length}", strict=False))
         entry = parse_allow_entry(address)
         if entry.network is not None:
             raise ValueError(f"a CIDR takes no path: {text!r}")

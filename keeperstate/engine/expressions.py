@@ -23,6 +23,7 @@ import json
 import math
 import operator
 import re
+import sys
 import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,7 +40,6 @@ LITERAL_NAMES = {"true": True, "false": False, "null": None, "True": True, "Fals
 _IF = "__if"  # what ``if(`` is renamed to before Python parses it
 
 _HEX = re.compile(r"[+-]?0[xX][0-9a-fA-F]+")
-_WHOLE = re.compile(r"[+-]?[0-9]+")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 _COMPARE = {
@@ -107,17 +107,18 @@ def to_number(value: Any) -> int | float:
         return value
     if isinstance(value, str):
         text = value.strip()
-        try:
-            if _HEX.fullmatch(text):
-                return int(text, 16)
-            if _WHOLE.fullmatch(text):
-                return int(text)  # exact at any size (a wei amount), up to Python's 4,300 digits
-        except ValueError:
-            raise _Refused(f"number() takes at most 4,300 digits, not {len(text)}") from None
+        if _HEX.fullmatch(text):
+            return int(text, 16)
+        whole = whole_number(text, max_digits=None, plus_sign=True)  # exact at any size (a wei amount)
+        if whole is not None:
+            return whole
         if _DECIMAL.fullmatch(text):
             number = float(text)
             if math.isfinite(number):
                 return number
+            digits = sys.get_int_max_str_digits()  # Python's limit on reading a whole number (0: none)
+            raise _Refused(f"number() cannot hold {_show(value)}: a decimal is at most about 1.8e308"
+                           + (f" and a whole number at most {digits:,} digits long" if digits else ""))
     raise _Refused(f"number() takes a number, decimal text or 0x hex text, not {kind_of(value)} {_show(value)}")
 
 

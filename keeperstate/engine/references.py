@@ -24,8 +24,9 @@ if TYPE_CHECKING:
 
 NODE_ID_RE = re.compile(r"[^:<>\s]+")
 TOKEN_RE = re.compile(r"<<@(?P<node>" + NODE_ID_RE.pattern + r"):(?P<rest>.*?)>>")
-_SEGMENT_RE = re.compile(r"^(?P<name>[^\[\]]+)(?P<indexes>(?:\[\d+\])*)$")
-_INDEX_RE = re.compile(r"\[(\d+)\]")
+# An index is ASCII digits: \d would take other scripts' digits, which int() reads too.
+_SEGMENT_RE = re.compile(r"^(?P<name>[^\[\]]+)(?P<indexes>(?:\[[0-9]+\])*)$")
+_INDEX_RE = re.compile(r"\[([0-9]+)\]")
 
 SECRETS_NODE_ID = "__secrets"
 SECRETS_LABEL = "Secrets"

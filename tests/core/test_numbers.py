@@ -42,3 +42,15 @@ def test_bounds_are_checked_and_a_domain_may_bring_its_own_code():
     with pytest.raises(Late) as info:
         parse_whole_number(31, minimum=1, maximum=30, error=Late, message="At most 30.")
     assert (info.value.code, info.value.message) == ("SCHEDULE_INVALID", "At most 30.")
+
+
+def test_an_expression_reads_a_plus_sign_and_any_length():
+    # number() in an expression: "+7" and a uint256 stay whole and exact; other callers keep MAX_DIGITS
+    wei = "115792089237316195423570985008687907853269984665640564039457584007913129639935"
+
+    assert whole_number("+7", max_digits=None, plus_sign=True) == 7
+    assert whole_number(wei, max_digits=None, plus_sign=True) == 2**256 - 1
+    assert whole_number(wei) is None
+    assert whole_number("+7") is None
+    assert whole_number("٣", max_digits=None, plus_sign=True) is None
+    assert whole_number("+-7", max_digits=None, plus_sign=True) is None

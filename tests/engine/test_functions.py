@@ -36,6 +36,7 @@ def run(text, **bindings):
         ("number(7)", 7),
         (f"number('{hex(WEI)}')", WEI),
         (f"number('{WEI}')", WEI),
+        (f"number('{2**256 - 1}')", 2**256 - 1),  # a uint256, past any fixed number of digits
         ("hex(255)", "0xff"),
         (f"hex({WEI})", hex(WEI)),
         ("text(5)", "5"),
@@ -89,6 +90,10 @@ def test_functions_and_values(text, expected):
     assert run(text, x={"name": "cursor"}) == expected
 
 
+def test_number_keeps_whole_text_whole_and_exact():
+    assert [(v, type(v)) for v in (run("number('+7')"), run("number(' -7 ')"))] == [(7, int), (-7, int)]
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -97,6 +102,8 @@ def test_functions_and_values(text, expected):
         ("'0x10' > 15", "Cannot compare text with a number"),
         ("number('0xzz')", "number() takes"),
         ("number(true)", "number() takes"),
+        ("number('٣')", "number() takes"),  # ASCII digits only (keeperstate.core.numbers)
+        ("number('1e999')", "number() cannot hold '1e999'"),
         ("hex(-1)", "hex() takes a whole number of 0 or more"),
         ("hex(1.5)", "hex() takes a whole number"),
         ("range(1, 20000)", "at most 10000"),

@@ -145,6 +145,7 @@ def test_expression_fields_bind_references_as_typed_names():
 def test_parse_path_and_split():
     assert parse_path("items[0].id") == ["items", 0, "id"]
     assert parse_path("a..b") is None
+    assert parse_path("items[٣]") is None  # an index is ASCII digits, though int() reads "٣" as 3
     assert split_label_path("My.Label.field", "My.Label") == ("My.Label", "field")
     assert split_label_path("Label.a.b", None) == ("Label", "a.b")
     assert [r.node_id for r in find_references("<<@a:A.x>> and <<@b:B.y>>")] == ["a", "b"]

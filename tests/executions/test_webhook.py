@@ -53,6 +53,15 @@ def test_an_empty_body_is_an_empty_input(client, hooked):
     assert WorkflowExecution.objects.get().input == {}
 
 
+@pytest.mark.parametrize("length", ["²", "abc"])
+def test_a_content_length_that_is_no_whole_number_counts_as_none(client, hooked, length):
+    # int() raised on both (a 500); the one whole-number parser reads neither, as Django and DRF do not
+    response = post(client, hooked, raw="", content_type="", CONTENT_LENGTH=length)
+
+    assert response.status_code == 202
+    assert WorkflowExecution.objects.get().input == {}
+
+
 def not_found_answers(client, workflow):
     import uuid
 
