@@ -56,7 +56,9 @@ class counting:  # noqa: N801 - a context manager, used as ``with counting() as 
 
     def __enter__(self) -> Sent:
         db = self.db
-        with db.cursor() as cursor:  # before counting starts: not the block's
+        # Before counting starts, past Django's cursor: its health check is the block's to send.
+        db.ensure_connection()
+        with db.connection.cursor() as cursor:
             cursor.execute("SELECT relname FROM pg_class WHERE relpersistence = 'u'")
             self._unlogged = frozenset(name for (name,) in cursor.fetchall())
         self._wrapped = db.execute_wrapper(self._execute)
