@@ -8,7 +8,8 @@ went from 0.13 s to 0.5–1.0 s until the worker was restarted). This listener r
 ``RETRY_SECONDS`` until the database answers, LISTENs again, and wakes the worker once at each
 (re)connection for the jobs queued while nobody listened. A connection that stops answering
 (a cut network, where no reset ever arrives) is found by a check every ``CHECK_SECONDS`` bounded
-by the same time.
+by the same time. Its pool checks the connections it lends without a round trip while they are
+quiet (keeperstate.ops.postgres).
 """
 
 from __future__ import annotations
@@ -20,8 +21,11 @@ from collections.abc import Iterable
 from typing import Any
 
 import psycopg
+import psycopg_pool
 from procrastinate import connector, exceptions, sql, utils
 from procrastinate.psycopg_connector import PsycopgConnector
+
+from keeperstate.ops.postgres.base import quiet
 
 logger = logging.getLogger("keeperstate.worker")
 
@@ -83,7 +87,22 @@ def worker_connector() -> ListeningConnector:
     from procrastinate.contrib.django.settings import settings as procrastinate_settings
 
     return ListeningConnector(kwargs=django_utils.connector_params(procrastinate_settings.DATABASE_ALIAS),
-                              configure=_autocommit)
+                              configure=_autocommit, pool_factory=_pool)
+
+
+def _pool(**kwargs: Any) -> psycopg_pool.AsyncConnectionPool:
+    """Procrastinate's pool, checking the connections it lends as Django's are checked
+    (keeperstate.ops.postgres): Procrastinate's check sends an empty query on every checkout, two
+    round trips per job (its fetch and its finish each take a connection)."""
+    return psycopg_pool.AsyncConnectionPool(**{**kwargs, "check": _check})
+
+
+async def _check(connection: psycopg.AsyncConnection[Any]) -> None:
+    known = quiet(connection)
+    if known is False:
+        raise psycopg.OperationalError("the connection is closed")
+    if known is None:
+        await psycopg_pool.AsyncConnectionPool.check_connection(connection)
 
 
 async def _autocommit(connection: psycopg.AsyncConnection[Any]) -> None:

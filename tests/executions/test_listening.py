@@ -40,3 +40,47 @@ def test_the_workers_pool_sends_each_query_in_autocommit_with_no_transaction_aro
             await connector.close_async()
 
     assert in_a_thread(one_query()) == (True, "IDLE")
+
+
+def test_the_workers_pool_checks_a_quiet_connection_without_a_query_and_finds_one_the_server_closed():
+    import psycopg
+    from django.db import connection as django_connection
+
+    from keeperstate.executions.listening import _check
+    from keeperstate.ops.database import database_url
+
+    url = database_url(django_connection.settings_dict)
+
+    async def check_twice() -> tuple[list[str], bool, type | None]:
+        connector = worker_connector()
+        await connector.open_async()
+        try:
+            checks_the_pools_way = connector.pool._check is _check
+        finally:
+            await connector.close_async()
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as lent:
+            sent: list[str] = []
+            original = lent.execute
+
+            async def counted(query, *args, **kwargs):
+                sent.append(query)
+                return await original(query, *args, **kwargs)
+
+            lent.execute = counted  # type: ignore[method-assign]
+            await _check(lent)  # quiet: nothing asked
+            with psycopg.connect(url, autocommit=True) as other:  # the server ends it, as a restart would
+                other.execute("SELECT pg_terminate_backend(%s)", [lent.info.backend_pid])
+            await asyncio.sleep(0.5)
+            try:
+                await _check(lent)
+            except psycopg.OperationalError as exc:
+                refused: type | None = type(exc)
+            else:
+                refused = None
+            return sent, checks_the_pools_way, refused
+
+    sent, checks_the_pools_way, refused = in_a_thread(check_twice())
+
+    assert checks_the_pools_way
+    assert sent == [""]  # only the second check asked: Procrastinate's own sends "" on every lend
+    assert refused is not None  # the pool replaces that connection
