@@ -8,7 +8,7 @@ and a 1-node counter (State Increment). Each is measured
   its own workflow, so the figures measure the service, not contention on one key);
 - through the webhook: one client POSTing /hooks/<id>/?wait=10 (the run in the web process, in
   the same slices as the API's one client, so the two p50s compare), and 4 clients POSTing
-  /hooks/<id>/ (202) while one worker runs what they queue;
+  /hooks/<id>/ (202) while two workers run what they queue;
 - through the queue: M workers running bursts of queued executions (start to finish of each);
 - as its floor: the very statements one run sends (captured from a real run, the execution id
   renewed each time) replayed raw through psycopg in the run's own transactions (a statement sent
@@ -21,10 +21,16 @@ floor a little cheaper than the real run: the ratios err against us. One more li
 HTTP stack alone (a 404 with no database work); with the floor it bounds the ratio this stack
 allows, printed beside the target.
 
-The last line is JSON. Targets (DESIGN.md §10, issues 13 and 24): a run's throughput at
-concurrency 1 ≥ 0.6 (monitor) and ≥ 0.45 (counter) of its statements' floor; runs/s grows with web
-processes up to the cores; a waited webhook's p50 ≤ 1.3 × the API's; queued webhooks with one
-worker ≥ the API's runs/s at one client.
+Per run, counted rather than timed: the statements, round trips and commits one API run sends
+(keeperstate.ops.round_trips, on an in-process request with a token, as served: its own
+transactions, the kept connection's health check), beside their budget
+(tests/executions/test_round_trips.py holds them); and the CPU time of the serving process per
+run (user + system, of the gunicorn worker or the job worker, over the runs it served).
+
+The last line is JSON. Targets, printed and never a gate (DESIGN.md §10, issues 13, 24 and 43):
+a run's throughput at concurrency 1 ≥ 0.6 (monitor) and ≥ 0.45 (counter) of its statements'
+floor; runs/s grows with web processes up to the cores; a waited webhook's p50 ≤ 1.3 × the
+API's; queued webhooks drained by two workers ≥ the API's runs/s at one client.
 """
 
 from __future__ import annotations
@@ -48,12 +54,13 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import psutil
 import psycopg
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
-from django.db import connection
+from django.db import close_old_connections, connection
 from django.test import Client
 from django.test.utils import override_settings
 
@@ -62,6 +69,7 @@ from keeperstate.executions.models import WorkflowExecution
 from keeperstate.executions.service import queue_run
 from keeperstate.ops.database import database_url
 from keeperstate.ops.env import child_environment
+from keeperstate.ops.round_trips import counting
 from keeperstate.ops.schema import require_migrated
 from keeperstate.workflows.examples import block_monitor_graph
 from keeperstate.workflows.models import Workflow
@@ -76,6 +84,13 @@ COUNTER_EDGES = [{"id": "e1", "source": "trigger", "target": "count"}]
 CONCURRENCY = (1, 4, 16)
 # A whole run at one client against its statements' floor (issue 24 item 4).
 TARGETS = {"monitor": 0.6, "counter": 0.45}
+# What one API run with a token sends, as tests/executions/test_round_trips.py holds it
+# (docs/benchmarks.md, "Round trips per run").
+BUDGETS = {
+    "counter": {"statements": 5, "round_trips": 7, "commits": 1},
+    "monitor": {"statements": 6, "round_trips": 8, "commits": 1},
+}
+QUEUE_WORKERS = 2  # the queued webhooks' workers (issue 43: two drain as fast as the API answers one client)
 EXPECTED = {"api": 201, "webhook": 200, "queued": 202}
 
 
@@ -155,8 +170,17 @@ class RunBench:
         ]
 
     def run(self) -> dict[str, Any]:
-        figures: dict[str, Any] = {"web": {}, "webhook": {}, "queue": {}, "floor": {}, "statements": {}}
-        self.out.write(f"{'measurement':<42}{'runs/s':>9}{'p50 ms':>9}{'p95 ms':>9}{'floor/s':>9}{'ratio':>7}")
+        figures: dict[str, Any] = {"web": {}, "webhook": {}, "queue": {}, "floor": {}, "statements": {}, "sent": {},
+                                   "cpu_ms": {}}
+        for kind in ("monitor", "counter"):
+            sent = figures["sent"][kind] = self.count(kind)
+            budget = BUDGETS[kind]
+            verdict = "within" if all(sent[name] <= most for name, most in budget.items()) else "OVER"
+            self.out.write(f"{kind}: {sent['statements']} statements, {sent['round_trips']} round trips, "
+                           f"{sent['commits']} commit(s) per API run (+{sent['unlogged_writes']} unlogged); budget "
+                           f"{budget['statements']}/{budget['round_trips']}/{budget['commits']}: {verdict}")
+        self.out.write(f"{'measurement':<42}{'runs/s':>9}{'p50 ms':>9}{'p95 ms':>9}{'floor/s':>9}{'ratio':>7}"
+                       f"{'cpu ms':>8}")
         for kind in ("monitor", "counter"):
             transactions = self.capture(kind)
             count = sum(len(group.statements) for group in transactions)
@@ -171,10 +195,12 @@ class RunBench:
                         floor, measured, hooked = self.floor_and_one_client(port, kind, transactions)
                         figures["floor"][kind] = floor
                         figures["webhook"][f"{kind}.wait.web{processes}.c1"] = hooked
+                        figures["cpu_ms"][f"{kind}.api.c1"] = measured["cpu_ms"]
+                        figures["cpu_ms"][f"{kind}.webhook.wait.c1"] = hooked["cpu_ms"]
                         self.line(f"{kind}: floor, {count} stmts/{len(transactions)} tx", floor, floor["p50_ms"],
                                   floor["p95_ms"])
                         self.line(f"{kind}: webhook ?wait, {processes} web, 1 client", hooked["runs_per_s"],
-                                  hooked["p50_ms"], hooked["p95_ms"], floor["runs_per_s"])
+                                  hooked["p50_ms"], hooked["p95_ms"], floor["runs_per_s"], hooked["cpu_ms"])
                         if "stack" not in figures:
                             figures["stack"] = self.stack(port)
                             self.line("HTTP stack alone: a 404, 1 client", figures["stack"]["runs_per_s"],
@@ -182,18 +208,20 @@ class RunBench:
                     name = f"{kind}.web{processes}.c{clients}"
                     figures["web"][name] = measured
                     self.line(f"{kind}: {processes} web, {clients} clients", measured["runs_per_s"],
-                              measured["p50_ms"], measured["p95_ms"], floor["runs_per_s"])
+                              measured["p50_ms"], measured["p95_ms"], floor["runs_per_s"], measured.get("cpu_ms"))
                 if processes == self.web[0]:
-                    queued = self.queued_webhooks(port, kind, clients=4)
-                    figures["webhook"][f"{kind}.queued.web{processes}.c4.workers1"] = queued
-                    self.line(f"{kind}: webhook 202, 4 clients, 1 worker", queued["runs_per_s"], queued["p50_ms"],
-                              queued["p95_ms"], floor["runs_per_s"])
+                    queued = self.queued_webhooks(port, kind, clients=4, workers=QUEUE_WORKERS)
+                    figures["webhook"][f"{kind}.queued.web{processes}.c4.workers{QUEUE_WORKERS}"] = queued
+                    figures["cpu_ms"][f"{kind}.webhook.queued.worker"] = queued["cpu_ms"]
+                    self.line(f"{kind}: webhook 202, 4 clients, {QUEUE_WORKERS} workers", queued["runs_per_s"],
+                              queued["p50_ms"], queued["p95_ms"], floor["runs_per_s"], queued["cpu_ms"])
                 _stop(self.children.pop())
             for count in self.workers:
                 measured = self.queue(kind, count)
                 figures["queue"][f"{kind}.workers{count}"] = measured
+                figures["cpu_ms"][f"{kind}.queue.workers{count}"] = measured["cpu_ms"]
                 self.line(f"{kind}: queue, {count} worker(s)", measured["runs_per_s"], measured["p50_ms"],
-                          measured["p95_ms"], floor["runs_per_s"])
+                          measured["p95_ms"], floor["runs_per_s"], measured["cpu_ms"])
         figures["targets"] = self.targets(figures)
         for name, verdict in figures["targets"].items():
             ceiling = f" (the HTTP stack alone allows {verdict['ceiling']:.2f})" if "ceiling" in verdict else ""
@@ -201,11 +229,13 @@ class RunBench:
                            f"{'met' if verdict['met'] else 'NOT MET'}{ceiling}")
         return figures
 
-    def line(self, name: str, runs: Any, p50: Any, p95: Any, floor: float | None = None) -> None:
+    def line(self, name: str, runs: Any, p50: Any, p95: Any, floor: float | None = None,
+             cpu_ms: float | None = None) -> None:
         rate = runs["runs_per_s"] if isinstance(runs, dict) else runs
         ratio = f"{rate / floor:>7.2f}" if floor else f"{'':>7}"
         fmt = lambda v: f"{v:>9.1f}" if v is not None else f"{'':>9}"  # noqa: E731
-        self.out.write(f"{name:<42}{rate:>9.1f}{fmt(p50)}{fmt(p95)}{fmt(floor)}{ratio}")
+        cpu = f"{cpu_ms:>8.2f}" if cpu_ms is not None else ""
+        self.out.write(f"{name:<42}{rate:>9.1f}{fmt(p50)}{fmt(p95)}{fmt(floor)}{ratio}{cpu}")
 
     def targets(self, figures: dict[str, Any]) -> dict[str, Any]:
         verdicts: dict[str, Any] = {}
@@ -224,8 +254,8 @@ class RunBench:
             hook_p50 = figures["webhook"][f"{kind}.wait.web{self.web[0]}.c1"]["p50_ms"]
             verdicts[f"{kind}.webhook_wait_p50_vs_api"] = {"value": hook_p50 / api_p50, "want": "<= 1.3",
                                                            "met": hook_p50 / api_p50 <= 1.3}
-            # Queued webhooks (202) with one worker keep up with the API at one client.
-            queued = figures["webhook"][f"{kind}.queued.web{self.web[0]}.c4.workers1"]["runs_per_s"]
+            # Queued webhooks (202) drained by two workers keep up with the API at one client.
+            queued = figures["webhook"][f"{kind}.queued.web{self.web[0]}.c4.workers{QUEUE_WORKERS}"]["runs_per_s"]
             verdicts[f"{kind}.webhook_queued_vs_api_c1"] = {"value": queued / c1, "want": ">= 1",
                                                             "met": queued >= c1}
             if len(self.web) > 1:
@@ -235,6 +265,22 @@ class RunBench:
         return verdicts
 
     # -- the run's own statements, and their floor -------------------------------------------
+
+    def count(self, kind: str) -> dict[str, int]:
+        """What one API run with a token sends to Postgres, counted on the connection, as served:
+        prepared statements as configured, its own transactions, the health check a request
+        starts with (Django's request start, which the test client leaves out)."""
+        workflow = self.workflows(kind, 1)[0]
+        client = Client(HTTP_AUTHORIZATION=f"Token {self.token}")
+        path = f"/api/workflows/{workflow.id}/execute/"
+        for block in (100, 101, 102):  # warm: the key exists, the statements are prepared
+            client.post(path, {"input": {"block": block}}, content_type="application/json")
+        close_old_connections()
+        with counting() as sent:
+            response = client.post(path, {"input": {"block": 103}}, content_type="application/json")
+        if response.status_code != EXPECTED["api"]:
+            raise RuntimeError(f"the counted run answered {response.status_code}")
+        return sent.as_dict()
 
     def capture(self, kind: str) -> list[Transaction]:
         """The SQL one API run sends, from authentication to the finished record, in the
@@ -326,6 +372,8 @@ class RunBench:
 
             steps = {"floor": floor_run, "api": api_run, "webhook": hook_run}
             latencies: dict[str, list[float]] = {name: [] for name in steps}
+            cpu: dict[str, float] = {name: 0.0 for name in steps}
+            serving = self.serving()
             try:
                 for step in steps.values():  # warm: the connections open, the statements prepare
                     for _ in range(6):
@@ -333,16 +381,26 @@ class RunBench:
                 deadline = time.monotonic() + 3 * self.seconds
                 while time.monotonic() < deadline:
                     for name, step in steps.items():
+                        before = _cpu_seconds(serving)
                         for _ in range(block):
                             started = time.perf_counter()
                             step()
                             latencies[name].append(time.perf_counter() - started)
+                        cpu[name] += _cpu_seconds(serving) - before
             finally:
                 api.close()
                 hook.close()
         # One client at a time: its throughput is one over its mean latency.
         floor, measured, hooked = (_summary(latencies[name], sum(latencies[name])) for name in steps)
+        for name, summary in (("api", measured), ("webhook", hooked)):
+            summary["cpu_ms"] = cpu[name] * 1000 / max(1, summary["runs"])
         return floor, measured, hooked
+
+    def serving(self) -> list[psutil.Process]:
+        """The web server's processes that serve requests: gunicorn's workers (its master only
+        watches them)."""
+        master = psutil.Process(self.children[-1].pid)
+        return master.children() or [master]
 
     # -- through gunicorn -----------------------------------------------------------------------
 
@@ -436,32 +494,41 @@ class RunBench:
 
     # -- through the queue ------------------------------------------------------------------------
 
-    def queued_webhooks(self, port: int, kind: str, clients: int) -> dict[str, float]:
-        """Webhooks answered 202 for ``self.seconds`` while one worker runs them: the runs per
-        second from the first queued to the last finished, and each run's queued-to-finished time."""
-        worker = self.spawn(str(settings.BASE_DIR / "manage.py"), "worker", "--no-scheduler")
+    def queued_webhooks(self, port: int, kind: str, clients: int, workers: int) -> dict[str, float]:
+        """Webhooks answered 202 for ``self.seconds`` while ``workers`` workers run them: the runs
+        per second from the first queued to the last finished, each run's queued-to-finished time,
+        and the workers' CPU per run."""
+        spawned = [self.spawn(str(settings.BASE_DIR / "manage.py"), "worker", "--no-scheduler") for _ in range(workers)]
         try:
-            time.sleep(3)  # let it start listening
+            self.warm(kind, workers)
+            processes = [psutil.Process(worker.pid) for worker in spawned]
+            before = _cpu_seconds(processes)
             workflows = self.workflows(kind, clients)
             self.clients(port, workflows, self.seconds, via="queued")
             runs = WorkflowExecution.objects.filter(workflow__in=workflows)
             deadline = time.monotonic() + 300
             while runs.filter(finished_at__isnull=True).exists() and time.monotonic() < deadline:
                 time.sleep(0.2)
+            used = _cpu_seconds(processes) - before
             rows = list(runs.values_list("queued_at", "finished_at"))
         finally:
-            _stop(worker)
-            self.children.remove(worker)
+            for worker in spawned:
+                _stop(worker)
+                self.children.remove(worker)
         spans = [(start, end) for start, end in rows if end is not None]
         if len(spans) < len(rows):
             raise RuntimeError("queued webhooks did not finish within 300 s")
         first = min(start for start, _ in spans)
         last = max(end for _, end in spans)
-        return _summary([(end - start).total_seconds() for start, end in spans], (last - first).total_seconds())
+        summary = _summary([(end - start).total_seconds() for start, end in spans], (last - first).total_seconds())
+        summary["cpu_ms"] = used * 1000 / max(1, len(spans))
+        return summary
 
     def queue(self, kind: str, count: int) -> dict[str, float]:
         workers = [self.spawn(str(settings.BASE_DIR / "manage.py"), "worker", "--no-scheduler") for _ in range(count)]
-        time.sleep(3)  # let them start listening
+        self.warm(kind, count)
+        processes = [psutil.Process(worker.pid) for worker in workers]
+        before = _cpu_seconds(processes)
         workflows = self.workflows(kind, 16)
         ids = [
             queue_run(workflows[n % 16], {"block": 10 + n}, trigger="api").execution.pk
@@ -471,6 +538,7 @@ class RunBench:
         finished = WorkflowExecution.objects.filter(pk__in=ids, finished_at__isnull=False)
         while finished.count() < len(ids) and time.monotonic() < deadline:
             time.sleep(0.2)
+        used = _cpu_seconds(processes) - before
         rows = list(WorkflowExecution.objects.filter(pk__in=ids).values_list("queued_at", "finished_at"))
         for worker in workers:
             _stop(worker)
@@ -480,7 +548,22 @@ class RunBench:
             raise RuntimeError("queued runs did not finish within 300 s")
         first = min(start for start, _ in spans)
         last = max(end for _, end in spans)
-        return _summary([(end - start).total_seconds() for start, end in spans], (last - first).total_seconds())
+        summary = _summary([(end - start).total_seconds() for start, end in spans], (last - first).total_seconds())
+        summary["cpu_ms"] = used * 1000 / max(1, len(spans))
+        return summary
+
+    def warm(self, kind: str, workers: int) -> None:
+        """Let new workers start listening and run a few jobs each before they are measured: a
+        worker's first jobs pay for its threads' connections and first imports (about a second
+        of CPU each, measured), which a short measurement would count as the queue's."""
+        time.sleep(3)
+        workflows = self.workflows(kind, 4)
+        ids = [queue_run(workflows[n % 4], {"block": 1 + n}, trigger="api").execution.pk for n in range(8 * workers)]
+        deadline = time.monotonic() + 120
+        while WorkflowExecution.objects.filter(pk__in=ids, finished_at__isnull=True).exists():
+            if time.monotonic() > deadline:
+                raise RuntimeError("the workers did not run their warm-up jobs within 120 s")
+            time.sleep(0.1)
 
     def spawn(self, *args: str) -> subprocess.Popen[bytes]:
         # A benchmark is not a client to protect the service from: lift the per-token API rate, the
@@ -554,6 +637,15 @@ def _summary(latencies: list[float], elapsed: float) -> dict[str, float]:
         "p50_ms": statistics.median(ordered) * 1000 if ordered else 0.0,
         "p95_ms": ordered[int(0.95 * (len(ordered) - 1))] * 1000 if ordered else 0.0,
     }
+
+
+def _cpu_seconds(processes: list[psutil.Process]) -> float:
+    """User and system CPU time the processes have used so far, threads included."""
+    total = 0.0
+    for process in processes:
+        times = process.cpu_times()
+        total += times.user + times.system
+    return total
 
 
 def _free_port() -> int:
