@@ -3,6 +3,8 @@ without savepoints and must know whether it can still commit (a run in one commi
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import DEFAULT_DB_ALIAS, connections
 from psycopg import pq
 
@@ -16,6 +18,21 @@ def transaction_aborted() -> bool:
         return True
     raw = db.connection
     return raw is not None and raw.info.transaction_status == pq.TransactionStatus.INERROR
+
+
+def current_connection() -> Any:
+    """This thread's driver connection (None when closed): Django replaces it when it finds it
+    lost, so a different one later means the first was lost meanwhile."""
+    return connections[DEFAULT_DB_ALIAS].connection
+
+
+def checked_connection() -> Any:
+    """This thread's driver connection as the next statement will use it: checked (Django's health
+    check, once per request or job) and open."""
+    db = connections[DEFAULT_DB_ALIAS]
+    db.close_if_health_check_failed()
+    db.ensure_connection()
+    return db.connection
 
 
 def connection_broken() -> bool:

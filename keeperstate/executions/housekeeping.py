@@ -11,6 +11,9 @@ workers at once (single UPDATE statements, idempotent).
   keeperstate/api/authentication.py).
 - Jobs of dead workers are handed back to the queue by the worker command itself (it needs
   Procrastinate's async job manager); that never replays a run, see executions.service.run_queued.
+- A ``queued`` execution that lost its job is queued again (requeue_orphaned_runs): a run in one
+  commit that lost its database left its execution queued, nothing of it kept, while its job
+  ended as failed.
 """
 
 from __future__ import annotations
@@ -18,13 +21,14 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from keeperstate.accounts.models import ApiToken
 from keeperstate.core.errors import Code
 from keeperstate.executions.lifecycle import transition
 from keeperstate.executions.models import WorkflowExecution
+from keeperstate.executions.service import enqueue
 from keeperstate.state.maintenance import trim_history
 
 Status = WorkflowExecution.Status
@@ -42,6 +46,34 @@ def interrupt_stale_runs(now: datetime | None = None) -> int:
     stale = WorkflowExecution.objects.filter(heartbeat_at__lt=cutoff)
     return transition(stale, Status.INTERRUPTED, finished_at=now, error=INTERRUPTED_MESSAGE,
                       error_code=Code.RUN_INTERRUPTED.name)
+
+
+# Queued executions older than the cutoff with no job waiting, that no run holds: a run in one
+# commit holds its execution's row from its claim to its commit (keeperstate.executions.service),
+# so SKIP LOCKED passes over every execution being run. Across organizations, as the other sweeps.
+_ORPHANED_SQL = """
+SELECT e."organization_id", e."id" FROM "workflow_execution" e
+ WHERE e."status" = 'queued' AND e."queued_at" < %s
+   AND NOT EXISTS (SELECT 1 FROM procrastinate_jobs j
+                    WHERE j."status" = 'todo' AND j."args"->>'execution_id' = e."id"::text)
+ ORDER BY e."queued_at" LIMIT 100
+   FOR UPDATE OF e SKIP LOCKED
+"""
+
+
+def requeue_orphaned_runs(now: datetime | None = None) -> int:
+    """Queue a job again for each execution still ``queued`` after KEEPERSTATE_RUN_STALE_SECONDS
+    with no job waiting and no run holding it: its job was lost (the worker's run in one commit
+    lost its database, and Procrastinate ended the job as failed; a job deleted by hand). A
+    second job for one execution runs nothing twice: only a queued execution is claimed."""
+    cutoff = (now or timezone.now()) - timedelta(seconds=settings.KEEPERSTATE_RUN_STALE_SECONDS)
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(_ORPHANED_SQL, [cutoff])
+            orphaned = cursor.fetchall()
+        for organization_id, execution_id in orphaned:
+            enqueue(WorkflowExecution(pk=execution_id, organization_id=organization_id))
+    return len(orphaned)
 
 
 def interrupt_runs_of_worker(worker_id: int, now: datetime | None = None) -> int:

@@ -40,11 +40,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import DatabaseError, IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, OperationalError, transaction
 from django.utils import timezone
 
 from keeperstate.core.errors import Code, CodedError
-from keeperstate.core.transactions import connection_broken, transaction_aborted
+from keeperstate.core.transactions import (
+    checked_connection,
+    connection_broken,
+    current_connection,
+    transaction_aborted,
+)
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.fields import parse_config
 from keeperstate.engine.graph import Graph
@@ -229,6 +234,7 @@ def run_queued(execution_id: str | uuid.UUID, organization_id: int | None = None
 
     A run in one commit claims its execution inside its transaction: if the worker dies before
     the commit, the execution is still queued, and Procrastinate gives the job to another worker."""
+    connection_before = checked_connection()
     try:
         with whole_run_transaction():
             execution = claim_to_run(execution_id, timezone.now(), organization_id=organization_id)
@@ -245,6 +251,7 @@ def run_queued(execution_id: str | uuid.UUID, organization_id: int | None = None
                 return execution
         # (an egress node: the claim is committed, the record says running, and it runs node by node)
     except _RunAgain:
+        _unless_lost(connection_before)  # lost: the job fails, and housekeeping queues the run again
         execution = claim_to_run(execution_id, timezone.now(), organization_id=organization_id)
         if execution is None:
             return None
@@ -459,11 +466,13 @@ def _in_one_commit(execution: WorkflowExecution, workflow: Workflow, *, beating:
     record is written at its end, with its results, in the transaction of its state writes.
     ``beating``: a caller that stops waiting may write its record ``running`` meanwhile
     (run_waited), so the run keeps that record's heartbeat."""
+    connection_before = checked_connection()
     try:
         with heartbeating(execution) if beating else _nothing():
             if (earlier := _recorded(execution, workflow, lambda: _one_transaction(execution, workflow))) is not None:
                 return Started(earlier, replayed=True)
     except _RunAgain:
+        _unless_lost(connection_before)
         _reset(execution)
         if (earlier := _recorded(execution, workflow, lambda: _insert_once(execution))) is not None:
             return Started(earlier, replayed=True)
@@ -483,20 +492,24 @@ def _run_and_end(execution: WorkflowExecution, workflow: Workflow) -> None:
     outcome = RunOutcome()
     try:
         run_graph(workflow.nodes, workflow.edges, execution.input, ctx, outcome=outcome)
-    except (DatabaseError, WorkflowDeletedDuringRun):
-        if connection_broken():
-            logger.warning("execution %s lost its database; nothing of it was kept", execution.pk, exc_info=True)
-            raise
-        raise _RunAgain from None
+    except DatabaseError:
+        raise _RunAgain from None  # a refusal runs again node by node; a lost database does not (_unless_lost)
     except Exception:
         # Not the database's: the writes so far and this record of them commit together.
         logger.exception("execution %s failed outside any action", execution.pk)
         outcome = _internal_error(outcome.results)
     if transaction_aborted():
-        if connection_broken():
-            raise DatabaseError("the connection to the database was lost during the run")
         raise _RunAgain
     _end(execution, outcome)
+
+
+def _unless_lost(connection_before: object) -> None:
+    """A run's one transaction ended without its commit: a statement refused by a database that is
+    still there, after which the run goes again node by node; or the database went away (its
+    connection was lost and replaced), after which nothing is run again here: nothing of the run
+    was kept, and the client's retry, the tick or the queue runs it."""
+    if connection_broken() or current_connection() is not connection_before:
+        raise OperationalError("The connection to the database was lost during the run; nothing of it was kept.")
 
 
 def _made_findable(execution: WorkflowExecution, future: Future[Started]) -> bool:

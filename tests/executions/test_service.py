@@ -405,3 +405,40 @@ def test_a_state_write_and_the_record_of_it_commit_together(org, user, monkeypat
     # and a run that can record commits both
     run_now(workflow, {}, trigger="api")
     assert workflow.executions.filter(status__in=["success", "error"]).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_queued_run_whose_job_was_lost_is_queued_again_unless_a_run_holds_it(counter):
+    from keeperstate.executions.housekeeping import requeue_orphaned_runs
+
+    lost, waiting, held, recent = (queue_run(counter, {"n": n}, trigger="webhook").execution for n in range(4))
+    with connection.cursor() as cursor:  # the jobs of two of them are gone, as a failed job's are
+        for execution in (lost, held, recent):
+            cursor.execute("DELETE FROM procrastinate_jobs WHERE args->>'execution_id' = %s", [str(execution.pk)])
+    later = timezone.now() + timedelta(seconds=30)
+    WorkflowExecution.objects.filter(pk=recent.pk).update(queued_at=later)  # queued just now, seen from then
+    blocker_ready, release = threading.Event(), threading.Event()
+
+    def hold() -> None:  # a run in one commit holds its execution's row from its claim to its commit
+        from django.db import transaction
+
+        with transaction.atomic():
+            WorkflowExecution.objects.select_for_update().get(pk=held.pk)
+            blocker_ready.set()
+            release.wait(timeout=30)
+        connection.close()
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    blocker_ready.wait(timeout=30)
+    try:
+        requeued = requeue_orphaned_runs(later)
+    finally:
+        release.set()
+        thread.join(timeout=30)
+
+    assert requeued == 1
+    assert (queued_jobs(lost), queued_jobs(waiting), queued_jobs(held), queued_jobs(recent)) == (
+        ["todo"], ["todo"], [], [])
+    assert run_queued(lost.pk).status == "success"
+    assert requeue_orphaned_runs(later) == 1  # the held one, now that nothing holds it

@@ -1,9 +1,14 @@
 """Faults under load: the real service (`manage.py serve`: gunicorn, a worker, Postgres) is hit
 by 8 careful clients while Postgres, the web server or the worker is killed.
 
+Each fault is tried on both ways a run commits (ADR 0073): the counter, a run with no egress node,
+in one commit; and a counter that then calls a local server (HTTP Request), recorded first and
+committed node by node.
+
 After each fault, whatever the timing:
-- every increment the database holds belongs to exactly one execution whose record says
-  ``success`` with that increment's value (none lost, none counted twice, none unrecorded);
+- every increment the database holds belongs to exactly one execution whose record says that
+  increment's value: a success, or a run recorded first that was interrupted or failed after it
+  (none lost, none counted twice, none unrecorded);
 - what each client learned about each of its runs is what the database says;
 - no execution is left ``running`` past the housekeeping bound;
 - clients only ever got coded answers (no 500, no driver text);
@@ -28,7 +33,8 @@ import pytest
 from django.db import connection
 
 from keeperstate.ops.database import database_url
-from tests.executions.graphs import counter_graph
+from tests.egress.server import LocalServer
+from tests.executions.graphs import counter_graph, counter_then_call_graph
 from tests.faults.load import Load
 from tests.ops.serving import (
     Managed,
@@ -55,6 +61,8 @@ FAST = {
     "KEEPERSTATE_ORG_RUNS_PER_MINUTE": "100000000",
 }
 CLIENTS, SECONDS, FAULT_AT = 8, 8.0, 2.0
+# The two ways a run commits (keeperstate.executions.service).
+ONE_COMMIT, RECORDED_FIRST = "one commit", "recorded first"
 
 
 @dataclass
@@ -65,14 +73,19 @@ class Service:
     workflow_id: str
     conninfo: str
     data_dir: Path
+    kind: str  # ONE_COMMIT or RECORDED_FIRST
 
     def pid_of(self, name: str) -> int:
         line = self.serve.wait_for_line(f"{name} pid", 5)
         return int(re.search(rf"{re.escape(name)} pid (\d+)", line).group(1))  # type: ignore[union-attr]
 
 
-def start_service(data_dir: Path, *, own_server: bool, **extra: str) -> Service:
+def start_service(data_dir: Path, *, own_server: bool, calls: LocalServer | None = None, **extra: str) -> Service:
+    """serve with a counter workflow; with ``calls``, the counter then calls that server (a run
+    recorded first), which the service may reach."""
     env = {**FAST, **extra}
+    if calls is not None:
+        env["KEEPERSTATE_HTTP_ALLOW"] = f"127.0.0.1:{calls.port}"
     if not own_server:
         env["DATABASE_URL"] = database_url(connection.settings_dict)
     port = free_port()
@@ -88,7 +101,7 @@ def start_service(data_dir: Path, *, own_server: bool, **extra: str) -> Service:
         assert token.process.wait(timeout=120) == 0, token.output()
         token.stop()
         key = token.out[-1].strip()
-        nodes, edges = counter_graph("Manual")
+        nodes, edges = counter_then_call_graph(f"{calls.url}/echo") if calls is not None else counter_graph("Manual")
         body = {"name": "Counter under faults", "nodes": nodes, "edges": edges}
         status, answer = call(port, key, "POST", "/api/workflows/", body)
         assert status == 201, answer
@@ -97,7 +110,7 @@ def start_service(data_dir: Path, *, own_server: bool, **extra: str) -> Service:
         if own_server:
             stop_embedded_postgres(data_dir)
         raise
-    return Service(serve, port, key, answer["id"], conninfo, data_dir)
+    return Service(serve, port, key, answer["id"], conninfo, data_dir, RECORDED_FIRST if calls else ONE_COMMIT)
 
 
 def call(port: int, token: str, method: str, path: str, body: object = None) -> tuple[int, dict]:
@@ -111,9 +124,20 @@ def call(port: int, token: str, method: str, path: str, body: object = None) -> 
         conn.close()
 
 
+@pytest.fixture(params=[ONE_COMMIT, RECORDED_FIRST])
+def calls(request):
+    """None for the counter in one commit; a local server the counter calls, for a run recorded first."""
+    if request.param == ONE_COMMIT:
+        yield None
+        return
+    server = LocalServer().start()
+    yield server
+    server.stop()
+
+
 @pytest.fixture
-def own_service(migrated, tmp_path):
-    service = start_service(copy_data_dir(migrated, tmp_path / "data"), own_server=True)
+def own_service(migrated, tmp_path, calls):
+    service = start_service(copy_data_dir(migrated, tmp_path / "data"), own_server=True, calls=calls)
     yield service
     try:
         service.serve.stop(timeout=60)
@@ -122,8 +146,8 @@ def own_service(migrated, tmp_path):
 
 
 @pytest.fixture
-def shared_service(tmp_path):
-    service = start_service(tmp_path / "data", own_server=False)
+def shared_service(tmp_path, calls):
+    service = start_service(tmp_path / "data", own_server=False, calls=calls)
     yield service
     service.serve.stop(timeout=60)
 
@@ -155,8 +179,9 @@ def check(service: Service, answers, fault: str) -> None:
     wait_until(lambda: not [r for r in rows()[0] if r[1] in ("queued", "running")], 60,
                "housekeeping to close every run")
     executions, saved = rows()
-    successes = [r for r in executions if r[1] == "success"]
-    recorded = sorted(r[2]["data"]["value"] for r in successes)
+    # the increments the records say: a success's, and those of runs recorded first that were
+    # interrupted or failed after their increment committed with its record
+    recorded = sorted(r[2]["data"]["value"] for r in executions if r[2] and r[2].get("success"))
     by_key = {r[0]: r[1] for r in executions}
     learned = {k: v for k, v in answers.outcomes.items() if v != "unknown"}
     acknowledged = [k for k, v in learned.items() if v == "success"]
@@ -166,8 +191,8 @@ def check(service: Service, answers, fault: str) -> None:
     for row in executions:
         statuses[row[1]] = statuses.get(row[1], 0) + 1
     print(
-        f"\n[{fault}] runs asked {len(answers.outcomes)}, acknowledged {len(acknowledged)}, "
-        f"saved {saved}, lost {len(lost)}, double-counted {max(0, saved - len(successes))}, "
+        f"\n[{fault}, {service.kind}] runs asked {len(answers.outcomes)}, acknowledged {len(acknowledged)}, "
+        f"saved {saved}, lost {len(lost)}, double-counted {max(0, len(recorded) - len(set(recorded)))}, "
         f"executions {statuses}, answers {dict(answers.statuses)}, refused connections {answers.refused}, "
         f"stuck running 0"
     )
@@ -175,9 +200,12 @@ def check(service: Service, answers, fault: str) -> None:
     assert "unknown" not in answers.outcomes.values(), "a client never learned what happened to its run"
     assert lost == []
     assert mismatched == {}
-    assert saved == len(successes), "an increment without its success record, or the reverse"
-    assert recorded == list(range(1, saved + 1)), "each increment belongs to exactly one successful run"
+    assert saved == len(recorded), "an increment without its record, or the reverse"
+    assert recorded == list(range(1, saved + 1)), "each increment belongs to exactly one run's record"
     assert len(by_key) == len(executions), "an Idempotency-Key ran twice"
+    if service.kind == ONE_COMMIT:
+        # all or nothing: a run cut short left no record to close, and its retry ran it
+        assert "interrupted" not in statuses, statuses
 
 
 def _answers(service: Service) -> bool:
@@ -193,6 +221,17 @@ def test_kill_9_of_postgres(own_service):
 
     own_service.serve.wait_for_line("restarted it", 60, stream="err")
     check(own_service, answers, "kill -9 postgres")
+
+
+@own_embedded_server
+def test_kill_9_of_postgres_under_queued_runs(own_service):
+    # the worker's runs lose their database too: a run in one commit leaves its execution queued
+    # and its job fails; housekeeping queues it again (requeue_orphaned_runs)
+    answers = under_load(own_service, lambda: os.kill(postmaster_pid(own_service.data_dir), signal.SIGKILL),
+                         background=True)
+
+    own_service.serve.wait_for_line("restarted it", 60, stream="err")
+    check(own_service, answers, "kill -9 postgres, queued runs")
 
 
 @own_embedded_server

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import DatabaseError, close_old_connections
 
-from keeperstate.executions.housekeeping import housekeeping, interrupt_stale_runs
+from keeperstate.executions.housekeeping import housekeeping, interrupt_stale_runs, requeue_orphaned_runs
 from keeperstate.executions.listening import worker_connector
 from keeperstate.executions.scheduling import schedule_due
 from keeperstate.executions.tasks import QUEUE
@@ -114,10 +114,13 @@ def _in_thread(function: Callable[[], Any]) -> Callable[[], Any]:
 
 def _recover(app: Any) -> Callable[[], Any]:
     sweep = _in_thread(interrupt_stale_runs)
+    requeue = _in_thread(requeue_orphaned_runs)
 
     async def run() -> None:
         if interrupted := await sweep():
             logger.warning("closed %d execution(s) left running by a dead process as interrupted", interrupted)
+        if requeued := await requeue():
+            logger.warning("queued %d execution(s) again whose job was lost", requeued)
         # Jobs whose worker stopped sending heartbeats go back to the queue: an execution that
         # never started runs elsewhere; one that had started is not run again (run_queued).
         stalled = await app.job_manager.get_stalled_jobs(
