@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import product
-from typing import Any
+from typing import Any, NamedTuple
 
 from keeperstate.core.errors import Code, CodedError
 from keeperstate.core.numbers import whole_number
@@ -541,10 +541,10 @@ def kind_of(value: Any) -> str:
 _UNKNOWN = object()
 
 
-@dataclass(frozen=True)
-class Known:
-    """What is known of a value before the run: its JSON type (``json_type``'s vocabulary; None:
-    unknown) and, for a sample or a literal, the value."""
+class Known(NamedTuple):
+    """What is known of a value: its JSON type (``json_type``'s vocabulary; None: unknown before
+    the run) and, in a run or for a sample or a literal, the value. A tuple, cheap to make: a run
+    makes two for each operator it evaluates."""
 
     type: str | None
     value: Any = _UNKNOWN
@@ -692,8 +692,12 @@ def refusal(symbol: str, *operands: Known) -> str | None:
     them). An operand of unknown type gets the benefit of the doubt: refused only when no type it
     could have would pass. Ordering two texts that both read as numbers is refused too, when their
     values are known: text order puts "0x10" before "0xf" (DESIGN.md §14)."""
-    kinds = [(known.type,) if known.type is not None else _TYPES for known in operands]
-    if all(OPERATORS[symbol, types] is None for types in product(*kinds)):
+    types = tuple(known.type for known in operands if known.type is not None)
+    if len(types) == len(operands):  # a run's values, or types all known: one look in the table
+        if OPERATORS[symbol, types] is None:
+            return _sentence(symbol, operands)
+    elif all(OPERATORS[symbol, each] is None
+             for each in product(*((k.type,) if k.type else _TYPES for k in operands))):
         return _sentence(symbol, operands)
     if symbol in _ORDER and all(isinstance(k.value, str) and looks_numeric(k.value) for k in operands):
         left, right = operands
