@@ -40,6 +40,11 @@ from keeperstate.workflows.models import Workflow
 
 # Workflows ------------------------------------------------------------------------------------
 
+SETTINGS_HELP = (
+    'The workflow\'s settings: {"errorWorkflow": "<id>"} runs that workflow (of the same organization) with '
+    'the failed execution\'s summary when a run ends in error; null clears it.'
+)
+
 
 class WorkflowSummaryOutput(serializers.ModelSerializer):
     """The schema of keeperstate.workflows.shapes.workflow_summary_json, which the views answer."""
@@ -75,10 +80,11 @@ class WorkflowOutput(WorkflowSummaryOutput):
     webhookSecret = serializers.CharField(
         source="webhook_secret", read_only=True, help_text="Send it as the X-KeeperState-Secret header."
     )
+    settings = JSONObjectField(read_only=True, help_text=SETTINGS_HELP)
 
     class Meta(WorkflowSummaryOutput.Meta):
         fields = ["id", "organization", "name", "description", "active", "nextRunAt", "webhookUrl", "webhookSecret",
-                  "nodes", "edges", "createdBy", "createdAt", "updatedAt"]
+                  "settings", "nodes", "edges", "createdBy", "createdAt", "updatedAt"]
         read_only_fields = fields
 
 
@@ -114,6 +120,7 @@ class WorkflowCreateInput(_OrganizationInput):
     name = NameField()
     description = TextField(allow_blank=True, default="")
     active = StrictBooleanField(default=False, help_text="Run on its schedule or by webhook.")
+    settings = JSONObjectField(required=False, help_text=SETTINGS_HELP)
     nodes = nodes_field(default=list, help_text="Empty (with empty edges): the workflow starts with a trigger.")
     edges = edges_field(default=list)
 
@@ -134,6 +141,7 @@ class WorkflowUpdateInput(serializers.Serializer):
     nodes = nodes_field()
     edges = edges_field()
     active = StrictBooleanField(required=False, help_text="Run on its schedule or by webhook. Left out: unchanged.")
+    settings = JSONObjectField(required=False, help_text=SETTINGS_HELP + " Left out: unchanged.")
 
 
 class WorkflowDuplicateInput(serializers.Serializer):
@@ -207,6 +215,10 @@ class NodeResultOutput(serializers.Serializer):
         "last item's).",
     )
     iterationCount = serializers.IntegerField(required=False, help_text="How many items ran the body node.")
+    pinned = serializers.BooleanField(
+        required=False, help_text="true: the node did not run; its pinned data stood in for its output (runs "
+        "started in the editor and Test step only).",
+    )
 
 
 class ExecuteInput(serializers.Serializer):
@@ -427,3 +439,24 @@ class WorkflowInvalidOutput(serializers.Serializer):
 
 class FieldErrorsOutput(serializers.Serializer):
     """``{"field": ["message", ...]}``; its schema comes from keeperstate.api.schema."""
+
+
+class PreviewInput(serializers.Serializer):
+    nodes = nodes_field(help_text="The graph as the editor holds it, saved or not (its pinned data is read).")
+    edges = edges_field()
+    node = serializers.CharField(min_length=1, max_length=200, help_text="The id of the node whose field this is.")
+    field = serializers.CharField(  # type: ignore[assignment]  # see SHADOWING
+        min_length=1, max_length=100, help_text="The config field's name, e.g. condition or items.")
+    value = serializers.JSONField(  # type: ignore[assignment]  # see SHADOWING
+        allow_null=True, help_text="The field's value as typed (text with <<@…>> references, or JSON).")
+    sourceExecution = serializers.UUIDField(
+        required=False, allow_null=True, default=None,
+        help_text="The run whose results the references read (default: the workflow's newest finished run; "
+        "none: the trigger's sample input).",
+    )
+
+
+class PreviewOutput(serializers.Serializer):
+    result = NodeResultOutput(help_text="success with data (the computed value), or the code and sentence the run "
+                              "would give.")
+    sourceExecution = serializers.UUIDField(allow_null=True, help_text="The run the references read, if any.")

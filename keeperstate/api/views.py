@@ -37,6 +37,7 @@ from keeperstate.api.serializers import ExecuteQuery
 from keeperstate.api.throttles import AuthenticatedOrCounted
 from keeperstate.core.errors import Code, error_body
 from keeperstate.core.inputs import check_no_body
+from keeperstate.engine.preview import preview_field
 from keeperstate.engine.registry import catalogue
 from keeperstate.engine.validation import validate_graph
 from keeperstate.executions.models import WorkflowExecution
@@ -50,7 +51,7 @@ from keeperstate.executions.service import (
     run_now,
     run_step,
 )
-from keeperstate.executions.shapes import execution_json, step_json
+from keeperstate.executions.shapes import execution_json, preview_json, step_json
 from keeperstate.workflows.models import Workflow, WorkflowVersion
 from keeperstate.workflows.services import (
     rotate_webhook_secret,
@@ -292,6 +293,30 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
         return Response(step_json(step))
 
     @extend_schema(
+        summary="Preview a config field's value against the last run's data, running nothing",
+        description="The value the runner would compute for the field now: its references resolved against "
+        "sourceExecution's results (by default the newest finished run; the trigger's sample input when there is "
+        "none), with the graph's pinned data over them, and an expression evaluated by the runner's evaluator. "
+        "No action runs, nothing is written, no secret is read. A value that would fail answers 200 with the "
+        "result's code, as a run would record it.",
+        request=s.PreviewInput,
+        responses={200: s.PreviewOutput, **errors(400, 401, 403, 404, with_body=True)},
+    )
+    @action(detail=True, methods=["post"])
+    def preview(self, request: Request, pk: str) -> Response:
+        workflow = self.get_object()
+        data = validated(s.PreviewInput, request)
+        source = preview_source(workflow, data["sourceExecution"])
+        results = dict(source.node_results) if source else {}
+        trigger = next((n for n in data["nodes"] if n.get("type") == "trigger"), None)
+        if trigger is not None:
+            sample = ((trigger.get("data") or {}).get("config") or {}).get("sampleInput")
+            results[trigger.get("id")] = {"success": True, "data": source.input if source else sample or {}}
+        result = preview_field(nodes=data["nodes"], edges=data["edges"], node_id=data["node"],
+                               field_name=data["field"], value=data["value"], results=results)
+        return Response(preview_json(result, source))
+
+    @extend_schema(
         summary="The workflow's versions, newest first: each save of a new name or graph keeps one",
         responses={200: s.VersionOutput(many=True), **errors(400, 401, 404)},
     )
@@ -316,6 +341,18 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
         except WorkflowVersion.DoesNotExist as exc:
             raise NotFound(f"This workflow has no version {number}.") from exc
         return Response(workflow_json(restored))
+
+
+def preview_source(workflow: Workflow, execution_id: Any) -> WorkflowExecution | None:
+    """The run a preview reads: the one named (404 when it is not this workflow's), else the newest
+    finished one, else none."""
+    runs = workflow.executions.filter(finished_at__isnull=False)
+    if execution_id is None:
+        return runs.order_by("-finished_at").first()
+    source = runs.filter(pk=execution_id).first()
+    if source is None:
+        raise NotFound("No such finished execution of this workflow.")
+    return source
 
 
 def takes_no_body(request: Request) -> None:

@@ -58,6 +58,9 @@ class Code(Enum):
     INVALID_TEXT = (400, "The text contains the character U+0000, which cannot be stored; remove it.")
     UNREACHABLE = (400, "No path from the trigger reaches this node, so it never runs.")
     NODE_NOT_FOUND = (400, "There is no such node in this graph; select a node of the workflow.")
+    PINNED_DATA_INVALID = (400, "Pinned data stands in for a node's output, so it is a JSON object; unpin or fix it.")
+    SETTINGS_INVALID = (400, 'A workflow\'s settings are an object of known settings, e.g. {"errorWorkflow": null}.')
+    ERROR_WORKFLOW_INVALID = (400, "The error workflow must be another workflow of the same organization.")
 
     # --- config fields ------------------------------------------------------------------------
     REQUIRED = (400, "This field is required: enter a value.")

@@ -5,7 +5,6 @@ data. No retries: a request a run made is never sent twice by us."""
 from __future__ import annotations
 
 import json
-import logging
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -17,8 +16,6 @@ from keeperstate.core.errors import Code, CodedError
 from keeperstate.core.numbers import whole_number
 from keeperstate.egress.policy import EgressBlocked, allow_entries
 from keeperstate.egress.transport import guarded_client
-
-logger = logging.getLogger(__name__)
 
 MAX_REDIRECTS = 5
 EXCERPT_CHARS = 200
@@ -109,7 +106,6 @@ def send(outbound: OutboundRequest) -> Answer:
                     continue
                 content = _read_capped(response, limit, deadline, outbound.timeout)
                 duration_ms = int((time.monotonic() - started) * 1000)
-                logger.info("HTTP Request %s %s → %s in %d ms", request.method, host, response.status_code, duration_ms)
                 return Answer(
                     status=response.status_code,
                     reason=response.reason_phrase,

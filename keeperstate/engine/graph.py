@@ -1,6 +1,9 @@
 """The workflow graph (React Flow shape): its nodes and edges, read once, and their order.
 
-What runs before what, the loops and the trigger are keeperstate.engine.scope's answers."""
+What runs before what, the loops and the trigger are keeperstate.engine.scope's answers. Sticky
+notes (``"type": "note"``) are kept in a workflow's nodes for its authors and are no part of the
+graph: parsing leaves them out, so the runner, the validator and the @ offers never see them, and
+no edge may touch one."""
 
 from __future__ import annotations
 
@@ -11,6 +14,13 @@ from typing import Any
 
 from keeperstate.core.errors import Code, CodedError
 from keeperstate.engine.references import NODE_ID_RE
+
+NOTE_TYPE = "note"
+
+
+def is_note(node: Any) -> bool:
+    """A sticky note: text on the canvas, kept with the workflow, never run or validated."""
+    return isinstance(node, dict) and node.get("type") == NOTE_TYPE
 
 
 class GraphInvalid(CodedError):
@@ -84,6 +94,7 @@ class Graph:
         if not isinstance(nodes, list) or not isinstance(edges, list):
             raise GraphInvalid("A workflow needs a list of nodes and a list of edges.")
         by_id: dict[str, dict[str, Any]] = {}
+        notes: set[str] = set()
         for i, node in enumerate(nodes):
             node_id = node.get("id") if isinstance(node, dict) else None
             if not isinstance(node_id, str) or not NODE_ID_RE.fullmatch(node_id):
@@ -94,11 +105,14 @@ class Graph:
                 )
             if not isinstance(node.get("data", {}), dict):
                 raise GraphInvalid(f"Node '{node_id}' has data that is not an object.", details={"nodeId": node_id})
-            if node_id in by_id:
+            if node_id in by_id or node_id in notes:
                 raise GraphInvalid(
                     f"Two nodes share the id '{node_id}'; ids must be unique.", details={"nodeId": node_id}
                 )
-            by_id[node_id] = node
+            if is_note(node):
+                notes.add(node_id)
+            else:
+                by_id[node_id] = node
         parsed: list[Edge] = []
         for i, edge in enumerate(edges):
             if not isinstance(edge, dict) or not isinstance(edge.get("source"), str) or not isinstance(
@@ -106,6 +120,12 @@ class Graph:
             ):
                 raise GraphInvalid(f"Edge #{i + 1} needs a source and a target node id.", details={"index": i})
             for end in ("source", "target"):
+                if edge[end] in notes:
+                    raise GraphInvalid(
+                        f"Edge '{edge.get('id', i + 1)}' connects the sticky note '{edge[end]}'; notes take no "
+                        "connections. Delete the edge.",
+                        details={"edgeId": edge.get("id"), "nodeId": edge[end]},
+                    )
                 if edge[end] not in by_id:
                     raise GraphInvalid(
                         f"Edge '{edge.get('id', i + 1)}' points at a node '{edge[end]}' that does not exist.",

@@ -72,6 +72,13 @@ class ActionDefinition:
     outputs: Callable[[dict[str, Any]], tuple[OutputField, ...]] | None = field(default=None, compare=False,
                                                                               repr=False)
 
+    @property
+    def writes_state(self) -> bool:
+        """Whether running it may write the workflow's state: state is reached only through the
+        run's workflow context, so an action with side effects that needs one writes it (State
+        Set, Delete, Increment); an HTTP Request changes things elsewhere, never this state."""
+        return self.side_effects and self.needs_workflow_context
+
     def config_field(self, name: str) -> ConfigField | None:
         return next((f for f in self.config_fields if f.name == name), None)
 

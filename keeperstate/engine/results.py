@@ -19,8 +19,12 @@ class Succeeded:
     data: Any
     # The source handle the node's action chose (Condition: true or false); None: every edge.
     handle: str | None = field(default=None, compare=False)
+    # The node did not run: its pinned data stood in for its output (keeperstate.engine.pins).
+    pinned: bool = field(default=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
+        if self.pinned:
+            return {"success": True, "data": self.data, "pinned": True}
         return {"success": True, "data": self.data}
 
 
@@ -93,7 +97,7 @@ def result_from_json(value: Any) -> NodeResult:
     if not isinstance(value, dict) or value.get("skipped"):
         return SKIPPED
     if value.get("success"):
-        return Succeeded(value.get("data"))
+        return Succeeded(value.get("data"), pinned=value.get("pinned") is True)
     return Failed(str(value.get("code") or ""), str(value.get("error") or ""), value.get("details") or {})
 
 

@@ -25,7 +25,7 @@ import logging
 from collections import ChainMap
 from collections.abc import Callable, Mapping, MutableMapping
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.db import DatabaseError
@@ -34,6 +34,7 @@ from keeperstate.core.errors import Code, CodedError
 from keeperstate.core.text import has_nul
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.graph import Graph, GraphInvalid
+from keeperstate.engine.pins import pinned_result
 from keeperstate.engine.references import Resolver, system_values
 from keeperstate.engine.registry import get_action
 from keeperstate.engine.results import (
@@ -96,10 +97,13 @@ def run_graph(
     on_progress: ProgressHook | None = None,
     node_transaction: TransactionFactory | None = None,
     outcome: RunOutcome | None = None,
+    pins: Mapping[str, dict[str, Any]] | None = None,
 ) -> RunOutcome:
     """Run the graph; ``node_transaction`` wraps each node that may change something together with
     its ``on_progress`` call. The results go into ``outcome`` as they come (a new one if not
-    given), so a caller holding it sees what ran when something escapes the run."""
+    given), so a caller holding it sees what ran when something escapes the run. A node in
+    ``pins`` does not run: its pinned data is its output (keeperstate.engine.pins; the execution
+    service says which runs may use them)."""
     outcome = RunOutcome() if outcome is None else outcome
     try:
         graph = Graph.parse(nodes, edges)
@@ -108,7 +112,7 @@ def run_graph(
     except CodedError as exc:
         outcome.error, outcome.error_code = exc.message, exc.code
         return outcome
-    run = _Run(graph, scope, ctx, outcome, on_progress, node_transaction)
+    run = _Run(graph, scope, ctx, outcome, on_progress, node_transaction, pins or {})
     outcome.results[trigger] = Succeeded(run_input)
     top = [node_id for node_id in scope.level(None) if node_id != trigger]
     run.scope(top, outcome.results, final=top[-1] if top else None)
@@ -119,9 +123,11 @@ class _Run:
     """One run's walk: the graph, where each loop's body is, and how many nodes ran."""
 
     def __init__(self, graph: Graph, scope: Scope, ctx: RunContext, outcome: RunOutcome,
-                 on_progress: ProgressHook | None, node_transaction: TransactionFactory | None):
+                 on_progress: ProgressHook | None, node_transaction: TransactionFactory | None,
+                 pins: Mapping[str, dict[str, Any]]):
         self.graph, self.loops, self.ctx, self.outcome = graph, scope, ctx, outcome
         self.on_progress, self.node_transaction = on_progress, node_transaction
+        self.pins = pins
         self.labels = graph.labels()
         self.definitions = {nid: get_action(graph.action_type(nid) or "") for nid in graph.nodes}
         self.defaults = {nid: d.default_handle if d else None for nid, d in self.definitions.items()}
@@ -144,6 +150,11 @@ class _Run:
             if definition is not None and definition.loop:
                 result = self.loop(node_id, view, iteration)
                 writes = False
+            elif node_id in self.pins:
+                result = pinned_result(self.labels[node_id], self.pins[node_id], definition)
+                self.record(node_id, result, iteration)
+                if self.on_progress is not None and node_id == final:
+                    self.on_progress(self.outcome, True)
             else:
                 writes = definition.side_effects if definition else True
                 scope = self.node_transaction() if self.node_transaction is not None and writes else nullcontext()
@@ -226,7 +237,8 @@ def run_node(
     graph: Graph, node_id: str, results: Mapping[str, NodeResult], labels: dict[str, str], ctx: RunContext
 ) -> NodeResult:
     """Resolve one node's config and run its action."""
-    return execute_action(graph.action_type(node_id), graph.config(node_id), ctx, results=results, labels=labels)
+    return execute_action(graph.action_type(node_id), graph.config(node_id), replace(ctx, node_id=node_id),
+                          results=results, labels=labels)
 
 
 def reaches_outside(nodes: Any) -> bool:

@@ -15,9 +15,10 @@ from typing import Any
 
 from keeperstate.core.errors import Code, CodedError
 from keeperstate.core.text import has_nul, text_problem
-from keeperstate.engine.expressions import Known, known_of, static_type, type_problems
+from keeperstate.engine.expressions import Known, kind_of, known_of, static_type, type_problems
 from keeperstate.engine.fields import ConfigField, parse_config, texts_of
-from keeperstate.engine.graph import Graph, GraphCycle, GraphInvalid, WorkflowTooLarge, check_size
+from keeperstate.engine.graph import Graph, GraphCycle, GraphInvalid, WorkflowTooLarge, check_size, is_note
+from keeperstate.engine.pins import PINNED_KEY
 from keeperstate.engine.references import (
     SECRETS_NODE_ID,
     SYSTEM_FIELDS,
@@ -98,6 +99,9 @@ def validate_graph(nodes: Any, edges: Any) -> ValidationReport:
         report.failed(loop[0], GraphCycle(loop))
         return report  # upstream questions have no answer in a cyclic graph
 
+    for node in nodes:
+        if is_note(node) and has_nul(node):  # a note is not validated, but jsonb must be able to hold it
+            report.error(node["id"], None, Code.INVALID_TEXT, "The note contains the character U+0000; remove it.")
     reachable = reached_from(graph, found) if len(found) == 1 else set(graph.nodes)
     scope = scope_of(graph)
     context = _Context(graph.labels(), scope)
@@ -125,6 +129,7 @@ def validate_graph(nodes: Any, edges: Any) -> ValidationReport:
             continue
         parsed[node_id] = _check_config(graph, node_id, definition, report, context)
         _check_handles(graph, node_id, definition, report)
+        _check_pin(graph, node_id, definition, report)
         if node_id not in reachable:
             report.warn(node_id, None, Code.UNREACHABLE)
     report.nodes = [_with_config(node, parsed.get(node["id"])) for node in nodes]
@@ -393,6 +398,21 @@ def known_output_fields(graph: Graph, node_id: str) -> set[str] | None:
         return set(sample) if isinstance(sample, dict) else None
     definition = get_action(graph.action_type(node_id) or "")
     return {f.name for f in definition.outputs_of(graph.config(node_id))} if definition else None
+
+
+def _check_pin(graph: Graph, node_id: str, definition: ActionDefinition, report: ValidationReport) -> None:
+    """Pinned data (keeperstate.engine.pins) stands in for the node's output: a JSON object, like
+    every action's data. A loop's output is its items, which the runner needs: it cannot be pinned."""
+    data = graph.nodes[node_id].get("data") or {}
+    if PINNED_KEY not in data:
+        return
+    if definition.loop:
+        report.error(node_id, PINNED_KEY, Code.PINNED_DATA_INVALID,
+                     "A For Each cannot be pinned: it runs its body for its items. Pin a node inside or before it.")
+    elif not isinstance(data[PINNED_KEY], dict):
+        report.error(node_id, PINNED_KEY, Code.PINNED_DATA_INVALID,
+                     f"Pinned data of '{graph.label(node_id)}' is {kind_of(data[PINNED_KEY])}; it stands in for "
+                     "the node's output, which is a JSON object such as {\"status\": 200}.")
 
 
 def _check_handles(graph: Graph, node_id: str, definition: ActionDefinition, report: ValidationReport) -> None:

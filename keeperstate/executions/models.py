@@ -29,6 +29,9 @@ class WorkflowExecution(KeepsOrganization):
         API = "api", "API"
         SCHEDULE = "schedule", "Schedule"
         WEBHOOK = "webhook", "Webhook"
+        # Started by another workflow's failed run (its settings.errorWorkflow): its own failure
+        # starts nothing, so error workflows never chain or loop.
+        ERROR = "error", "Error workflow"
 
     FINISHED = (Status.SUCCESS, Status.ERROR, Status.INTERRUPTED, Status.SKIPPED)
 

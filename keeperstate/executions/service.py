@@ -53,11 +53,13 @@ from keeperstate.core.transactions import (
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.fields import parse_config
 from keeperstate.engine.graph import Graph
+from keeperstate.engine.pins import pinned_outputs
 from keeperstate.engine.registry import get_action
 from keeperstate.engine.results import Failed, NodeResult, Succeeded, result_from_json
 from keeperstate.engine.runner import RunOutcome, UnknownAction, check_input, reaches_outside, run_graph, run_node
 from keeperstate.engine.scope import TRIGGER_TYPE, trigger_config, trigger_of
 from keeperstate.executions import inprocess
+from keeperstate.executions.error_runs import queue_error_run
 from keeperstate.executions.lifecycle import claim_to_run, end, insert, record_progress
 from keeperstate.executions.liveness import heartbeating
 from keeperstate.executions.models import WorkflowExecution
@@ -327,6 +329,17 @@ def _has_schedule_trigger(nodes: Any) -> bool:
     return config is not None and config.get("triggerType") == "Schedule"
 
 
+def uses_pins(trigger: str) -> bool:
+    """Whether a run uses its nodes' pinned data: only a run a person started in the editor (the
+    editor's Run and Retry are ``manual``; Test step uses them too). A scheduled, webhook, API or
+    error-workflow run runs every node, whatever is pinned."""
+    return trigger == Trigger.MANUAL
+
+
+def _pins(execution: WorkflowExecution, workflow: Workflow) -> dict[str, dict[str, Any]] | None:
+    return pinned_outputs(workflow.nodes) if uses_pins(execution.trigger) else None
+
+
 # -- one node alone ----------------------------------------------------------------------------
 
 
@@ -345,7 +358,8 @@ def run_step(
     """Run one node of the saved graph with the results of ``source`` (an earlier run of the same
     workflow) as its upstream outputs: references resolve as in that run. Nothing is recorded as
     an execution. A node that writes state runs only with ``allow_writes``, in the workflow's own
-    scope (the state a run sees), in one transaction."""
+    scope (the state a run sees), in one transaction. Pinned data of the other nodes stands in for
+    their outputs, as in a run from the editor; the tested node itself runs."""
     graph = Graph.parse(workflow.nodes, workflow.edges)
     if node_id not in graph.nodes:
         raise StepNodeNotFound(f"The saved workflow has no node '{node_id}'. Save the workflow first.", field="node")
@@ -354,7 +368,7 @@ def run_step(
         raise StepNotRunnable(
             "Only an action node can be tested on its own: the trigger's output is the run input, and a "
             "For Each runs its body (test its body's nodes one by one).", field="node")
-    if definition.side_effects and not allow_writes:
+    if definition.writes_state and not allow_writes:
         raise StepWouldWrite(
             f"'{graph.labels()[node_id]}' writes to this workflow's state (the state its runs read). Send "
             "allowWrites: true to test it anyway.", field="allowWrites")
@@ -365,10 +379,13 @@ def run_step(
         results[trigger_of(graph)] = Succeeded(source.input)
     else:
         results.setdefault(trigger_of(graph), Succeeded({}))
+    for pinned_id, data in pinned_outputs(workflow.nodes).items():
+        if pinned_id != node_id:
+            results[pinned_id] = Succeeded(data, pinned=True)
     ctx = RunContext(organization_id=workflow.organization_id, workflow_id=workflow.id)
-    result = _one_node(workflow.organization_id, graph, node_id, results, ctx, writes=definition.side_effects)
+    result = _one_node(workflow.organization_id, graph, node_id, results, ctx, writes=definition.writes_state)
     handle = result.handle if isinstance(result, Succeeded) else None
-    return StepResult(node_id=node_id, result=result.to_json(), handle=handle, wrote=definition.side_effects,
+    return StepResult(node_id=node_id, result=result.to_json(), handle=handle, wrote=definition.writes_state,
                       source=source)
 
 
@@ -491,7 +508,8 @@ def _run_and_end(execution: WorkflowExecution, workflow: Workflow) -> None:
     ctx = RunContext(organization_id=workflow.organization_id, workflow_id=workflow.id, execution_id=execution.id)
     outcome = RunOutcome()
     try:
-        run_graph(workflow.nodes, workflow.edges, execution.input, ctx, outcome=outcome)
+        run_graph(workflow.nodes, workflow.edges, execution.input, ctx, outcome=outcome,
+                  pins=_pins(execution, workflow))
     except DatabaseError:
         raise _RunAgain from None  # a refusal runs again node by node; a lost database does not (_unless_lost)
     except Exception:
@@ -565,6 +583,7 @@ class _NodeByNode:
                     workflow.nodes, workflow.edges, execution.input, ctx,
                     # one node writes at most one key: the store may use its fast usage check
                     on_progress=self.progress, node_transaction=one_key_transaction,
+                    pins=_pins(execution, workflow),
                 )
         except (DatabaseError, WorkflowDeletedDuringRun):
             # DatabaseError: the record cannot be written now; the client's answer says so (503), and
@@ -596,6 +615,8 @@ def _end(execution: WorkflowExecution, outcome: RunOutcome) -> None:
             "The workflow was deleted while this run was in progress, and its executions and state went "
             "with it. Nothing more can be learned about this run."
         ) from None
+    if execution.status == Status.ERROR:
+        queue_error_run(execution)  # the workflow's settings.errorWorkflow, with the failure's record
 
 
 def _reset(execution: WorkflowExecution) -> None:

@@ -11,6 +11,7 @@ from keeperstate.core.times import json_time
 from keeperstate.executions.models import WorkflowExecution
 
 if TYPE_CHECKING:
+    from keeperstate.engine.results import Failed, Succeeded
     from keeperstate.executions.service import StepResult
 
 
@@ -43,3 +44,9 @@ def step_json(step: StepResult) -> dict[str, Any]:
         "wroteState": step.wrote,
         "sourceExecution": str(step.source.id) if step.source else None,
     }
+
+
+def preview_json(result: Succeeded | Failed, source: WorkflowExecution | None) -> dict[str, Any]:
+    """A field's live preview (POST /api/workflows/<id>/preview/): the value as a node result, and
+    the run whose data it read."""
+    return {"result": result.to_json(), "sourceExecution": str(source.id) if source else None}

@@ -69,6 +69,9 @@ class Workflow(KeepsOrganization):
     # The schedule's next due tick; NULL when the workflow is inactive, deleted or not scheduled.
     # Written by keeperstate.executions.scheduling, read by the scheduler.
     next_run_at = models.DateTimeField(null=True, blank=True)
+    # The workflow's settings (keeperstate.workflows.settings): {"errorWorkflow": "<id>"} runs that
+    # workflow when a run of this one ends in error.
+    settings = models.JSONField(default=dict, blank=True)
 
     objects = WorkflowQuerySet.as_manager()
 

@@ -22,6 +22,7 @@ from keeperstate.engine.secret_places import holds_secret, not_allowed
 from keeperstate.engine.validation import ValidationReport, validate_graph
 from keeperstate.executions.scheduling import refresh_schedule
 from keeperstate.workflows.models import Workflow, new_webhook_secret
+from keeperstate.workflows.settings import clean_settings
 from keeperstate.workflows.versions import keep_unversioned, of_workflow, record_version
 
 MAX_NAME_LENGTH = 200
@@ -88,9 +89,11 @@ def workflow_create(
     nodes: Any = None,
     edges: Any = None,
     active: bool = False,
+    settings: Any = None,
 ) -> Workflow:
     name = clean_name(name)
     nodes, edges = _validated(nodes or [], edges or [])
+    settings = clean_settings(settings or {}, organization_id=organization.pk, workflow_id=None)
     with transaction.atomic():
         workflow = Workflow.objects.create(
             organization=organization,
@@ -99,6 +102,7 @@ def workflow_create(
             nodes=nodes,
             edges=edges,
             active=active,
+            settings=settings,
             created_by=user if getattr(user, "pk", None) else None,
         )
         audit("workflow.create", organization=organization, target=workflow,
@@ -110,15 +114,18 @@ def workflow_create(
 
 @transaction.atomic
 def workflow_update(workflow: Workflow, *, user: Any = None, version_note: str = "", **changes: Any) -> Workflow:
-    """Change name, description, nodes, edges and/or active; a graph change is validated first,
-    and the schedule's next due time follows the new graph and flag. A change of name or graph is
-    kept as a new version by ``user`` (its summary starts with ``version_note``)."""
-    allowed = {"name", "description", "nodes", "edges", "active"}
+    """Change name, description, nodes, edges, active and/or settings; a graph change is validated
+    first, and the schedule's next due time follows the new graph and flag. A change of name or
+    graph is kept as a new version by ``user`` (its summary starts with ``version_note``)."""
+    allowed = {"name", "description", "nodes", "edges", "active", "settings"}
     unknown = set(changes) - allowed
     if unknown:
         raise ValueError(f"Cannot update {sorted(unknown)}")
     if "name" in changes:
         changes["name"] = clean_name(changes["name"])
+    if "settings" in changes:
+        changes["settings"] = clean_settings(changes["settings"], organization_id=workflow.organization_id,
+                                             workflow_id=workflow.pk)
     if "nodes" in changes or "edges" in changes:
         nodes, edges = _validated(changes.get("nodes", workflow.nodes), changes.get("edges", workflow.edges))
         changes["nodes"], changes["edges"] = nodes, edges
@@ -174,6 +181,7 @@ def workflow_duplicate(workflow: Workflow, *, user: Any, name: str | None = None
             description=workflow.description,
             nodes=workflow.nodes,
             edges=workflow.edges,
+            settings=workflow.settings,
             created_by=user if getattr(user, "pk", None) else None,
         )
         audit("workflow.create", organization=copy.organization_id, target=copy,

@@ -37,6 +37,7 @@ def workflow_json(workflow: Workflow) -> dict[str, Any]:
         **workflow_summary_json(workflow),
         "webhookUrl": workflow.webhook_path,
         "webhookSecret": workflow.webhook_secret,
+        "settings": workflow.settings,
         "nodes": workflow.nodes,
         "edges": workflow.edges,
     }

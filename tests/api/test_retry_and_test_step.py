@@ -132,3 +132,20 @@ def test_test_step_source_must_be_a_run_of_this_workflow(api, monitor, workflow)
                         {"node": "condition-1", "sourceExecution": str(other_run.id)})
 
     assert response.status_code == 404
+
+
+def test_an_http_request_is_tested_without_allow_writes_and_writes_no_state(api, workflow, allow_server):
+    from keeperstate.workflows.services import workflow_update
+    from tests.executions.graphs import trigger
+
+    nodes = [trigger(), {"id": "fetch", "type": "action", "position": {"x": 0, "y": 120},
+                         "data": {"label": "Fetch", "type": "action",
+                                  "config": {"actionType": "HTTP Request", "method": "GET",
+                                             "url": f"{allow_server.url}/block"}}}]
+    workflow_update(workflow, nodes=nodes, edges=[{"id": "e1", "source": "trigger", "target": "fetch"}])
+
+    response = api.post(f"/api/workflows/{workflow.id}/test-step/", {"node": "fetch"})
+
+    assert response.status_code == 200
+    assert response.json()["result"]["success"] is True
+    assert response.json()["wroteState"] is False  # it reaches another server, never this state

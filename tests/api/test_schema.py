@@ -39,11 +39,13 @@ DESIGN_PATHS = {
     "/api/workflows/{id}/test-step/": {"post"},
     "/api/workflows/{id}/versions/": {"get"},
     "/api/workflows/{id}/versions/{number}/restore/": {"post"},
-    # DESIGN.md §8: every JSON the editor reads is the API's (the @ offers, the State panel, its chart)
+    # DESIGN.md §8: every JSON the editor reads is the API's (the @ offers, the State panel, its chart,
+    # the live preview of a field)
     "/api/workflows/references/": {"post"},
     "/api/workflows/{id}/state-summary/": {"get"},
     "/api/workflows/{id}/state-history/": {"get"},
     "/api/workflows/{id}/state-chart/": {"get"},
+    "/api/workflows/{id}/preview/": {"post"},
 }
 
 

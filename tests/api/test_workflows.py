@@ -177,6 +177,7 @@ def test_read_answers_the_workflow_with_camel_case_keys(api, workflow):
         "nextRunAt",
         "webhookUrl",
         "webhookSecret",
+        "settings",
         "nodes",
         "edges",
         "createdBy",

@@ -13,6 +13,7 @@ with ``HTTP_RPC_ERROR`` unless Fail on error is off.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from typing import Any
 
@@ -32,6 +33,8 @@ from keeperstate.egress.request import (
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.fields import ConfigField, ConfigInvalid
 from keeperstate.engine.registry import ActionDefinition, OutputField, register
+
+logger = logging.getLogger(__name__)
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 RESPONSE_TYPES = ("auto", "json", "text")
@@ -185,16 +188,17 @@ def run_http_request(config: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
     fail_on_error = check_fail_on_error(config.get("failOnError"))
     raw_body = json_rpc_request(config.get("body")) if json_rpc else config.get("body")
     content = _body(raw_body, headers)
-    answer = send(
-        OutboundRequest(
-            method=method,
-            url=check_url(config.get("url")),
-            headers=headers,
-            query=check_query(config.get("query")),
-            content=content,
-            timeout=float(timeout),
-        )
-    )
+    url = check_url(config.get("url"))
+    host = httpx.URL(url).host
+    try:
+        answer = send(OutboundRequest(method=method, url=url, headers=headers, query=check_query(config.get("query")),
+                                      content=content, timeout=float(timeout)))
+    except CodedError as exc:
+        # One line per refused or failed request, naming its run: an operator finds what a run
+        # could not reach (an egress block included) without opening the execution.
+        logger.warning("HTTP Request %s %s failed: %s %s (%s)", method, host, exc.code, exc.message, ctx.where())
+        raise
+    logger.info("HTTP Request %s %s → %s in %d ms (%s)", method, host, answer.status, answer.duration_ms, ctx.where())
     if json_rpc:
         # An RPC answer is JSON whatever its content type says; what is not stays text.
         body = _parse_body(answer.content, answer.encoding, "application/json", "auto")
