@@ -41,12 +41,13 @@ DEFAULT_EXPECTED = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"]
 # with U+0000 inside free-form objects, organizations the caller is not a member of, names under the
 # text rule: no control, format or separator characters, which no JSON Schema pattern can list
 # across Unicode; a run list's `until` earlier than its `since`, a rule across two parameters; the node a test step
-# or the @ offers name, which must be a node of the graph; a state key under the key rule).
+# or the @ offers name, which must be a node of the graph; a state key under the key rule; the graph
+# a preview is computed in).
 OPERATIONS_400 = [
     "POST /api/workflows/", "PUT /api/workflows/{id}/", "PATCH /api/workflows/{id}/",
     "POST /api/workflows/validate/", "POST /api/workflows/import/", "POST /api/execute/node/",
     "POST /api/workflows/{id}/execute/", "PUT /api/secrets/{name}/", "DELETE /api/secrets/{name}/",
-    "POST /api/workflows/{id}/test-step/",
+    "POST /api/workflows/{id}/test-step/", "POST /api/workflows/{id}/preview/",
     "POST /api/tokens/", "POST /api/workflows/{id}/duplicate/", "GET /api/workflows/{id}/executions/",
     "POST /api/workflows/references/", "GET /api/workflows/{id}/state-history/", "GET /api/workflows/{id}/state-chart/",
 ]
