@@ -61,7 +61,7 @@ def form_url(kind: str, entry_id: str) -> str:
 def editor_catalogue() -> dict[str, Any]:
     """What the editor's JavaScript needs to draw and configure nodes of every kind: the API's
     catalogue (the registry's ``catalogue()``) by id, with each entry's icon and form address, and
-    whether an action writes (Test step asks first) or loops."""
+    whether an action writes the workflow's state (Test step asks first) or loops."""
     listed = catalogue()
     actions = {a.id: a for a in all_actions()}
     return {
@@ -70,7 +70,7 @@ def editor_catalogue() -> dict[str, Any]:
                 **entry,
                 "iconSvg": str(icon_svg(entry["icon"]) or ""),
                 "formUrl": form_url("action", entry["id"]),
-                "sideEffects": actions[entry["id"]].side_effects,
+                "writesState": actions[entry["id"]].writes_state,
                 "loop": actions[entry["id"]].loop,
             }
             for entry in listed["actions"]

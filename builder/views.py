@@ -84,7 +84,7 @@ def editor(request: HttpRequest, workflow_id: Any) -> HttpResponse:
     shape = workflow_json(workflow)
     graph = {name: shape[name] for name in ("id", "name", "nodes", "edges")}
     settings = {
-        **{name: shape[name] for name in ("active", "nextRunAt", "webhookSecret")},
+        **{name: shape[name] for name in ("id", "organization", "active", "nextRunAt", "webhookSecret", "settings")},
         "webhookUrl": request.build_absolute_uri(shape["webhookUrl"]),
     }
     return render(

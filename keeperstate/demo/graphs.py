@@ -71,20 +71,20 @@ def live_block_monitor_graph(base_url: str = DEFAULT_BASE_URL, *, rpc_url: str |
              "expression": "if(<<@cursor:Cursor.exists>>, number(<<@cursor:Cursor.value>>) + 1, head)"},
             {"name": "end", "expression": f"min(head, start + {BLOCKS_PER_RUN - 1})"},
         ]}),
-        action("each-block", "Each block", 0, 739, {"actionType": "For Each", "items": (
+        action("each-block", "Each block", 0, 776, {"actionType": "For Each", "items": (
             "range(<<@range:Range.start>>, <<@range:Range.end>>)"), "maxItems": BLOCKS_PER_RUN}),
-        action("block-number", "Block number", -140, 933, {"actionType": "Set Fields", "fields": [
+        action("block-number", "Block number", -140, 970, {"actionType": "Set Fields", "fields": [
             {"name": "hex", "expression": f"hex({item})"},
         ]}),
-        action("block", "Block", -140, 1108, rpc_call(
+        action("block", "Block", -140, 1132, rpc_call(
             {"method": "eth_getBlockByNumber", "params": ["<<@block-number:Block number.hex>>", False]})),
-        action("send-alert", "Send alert", -140, 1339,
+        action("send-alert", "Send alert", -140, 1363,
                {"actionType": "HTTP Request", "method": "POST", "url": alerts,
                 "headers": {"Authorization": f"Bearer <<@__secrets:Secrets.{ALERTS_SECRET}>>"},
                 "body": {"block": item, "hash": "<<@block:Block.result.hash>>",
                          "dedupKey": "<<@block:Block.result.hash>>",
                          "execution": "<<@__system:System.executionId>>", "index": index}}),
-        action("save-cursor", "Save cursor", -140, 1589,
+        action("save-cursor", "Save cursor", -140, 1613,
                {"actionType": "State Set", "key": "cursor", "value": item}),
     ]
     edges = [

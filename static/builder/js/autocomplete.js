@@ -1,15 +1,20 @@
 // The @ menu of reference-capable fields: typing @ lists the output fields of every upstream
-// node (from POST /api/workflows/references/, the unsaved graph), filtered as you type; arrows,
-// Enter/Tab and Escape drive it from the keyboard, a click chooses with the mouse. Choosing
-// replaces "@query" (or a typed "<<@query") with the ready token.
+// node (api.references(), for the unsaved graph), filtered as you type; arrows, Enter/Tab and
+// Escape drive it from the keyboard, a click chooses with the mouse. Choosing replaces "@query"
+// (or a typed "<<@query") with the ready token. A path below an offered field ("@result.hash")
+// is offered as typed, whether or not its node has run.
 
-import { postJSON } from "./http.js";
+import { nodeById, selectedNodeId } from "./model.js";
 
-const MAX_QUERY = 40;
+const MAX_QUERY = 80;
+// What may follow an offered field to name a path below it: .name and [n] steps.
+const PATH_BELOW = /^(?:\.[A-Za-z_$][\w$-]*|\[\d+\])+$/;
 
 export class ReferenceAutocomplete {
-  constructor(editor) {
-    this.editor = editor;
+  constructor({ store, api, workflowId }) {
+    this.store = store;
+    this.api = api;
+    this.workflowId = workflowId;
     this.menu = document.getElementById("ref-menu");
     this.input = null;
     this.context = null;
@@ -78,11 +83,10 @@ export class ReferenceAutocomplete {
     this.sources = null;
     this.error = null;
     this.loading = true;
-    const state = this.editor.state;
-    const nodeId = this.editor.selectedNodeId();
+    const { doc, ui } = this.store;
+    const nodeId = selectedNodeId(ui);
     // workflowId: the server adds the organization's secret names and the fields of the last run's answers.
-    const workflowId = document.getElementById("editor-root")?.dataset.workflowId;
-    const { ok, data } = await postJSON(this.editor.urls.references, { nodes: state.nodes, edges: state.edges, nodeId, workflowId });
+    const { ok, data } = await this.api.references({ nodes: doc.nodes, edges: doc.edges, nodeId, workflowId: this.workflowId });
     if (seq !== this.seq) return;
     this.loading = false;
     if (ok) this.sources = data.sources;
@@ -105,7 +109,40 @@ export class ReferenceAutocomplete {
         items.push({ source, field, score });
       }
     }
+    const offered = new Set(items.map((item) => item.field.token));
+    for (const item of this.typedPaths()) if (!offered.has(item.field.token)) items.push(item);
+    const order = new Map((this.sources || []).map((source, i) => [source, i]));
+    items.sort((a, b) => order.get(a.source) - order.get(b.source)); // a node's offers together
     return { items, hints };
+  }
+
+  // "@result.hash" where `result` is an offered field: the path below it, as typed. Offered whether
+  // or not the node has run (its answer's fields are known only after a run); the run checks it.
+  typedPaths() {
+    const query = this.context.query;
+    const found = [];
+    for (const source of this.sources || []) {
+      if (source.kind === "system" || source.kind === "secrets") continue;
+      for (const field of source.fields) {
+        for (const prefix of [`${field.field}`, `${source.label}.${field.field}`]) {
+          if (!query.toLowerCase().startsWith(prefix.toLowerCase())) continue;
+          const rest = query.slice(prefix.length);
+          if (!PATH_BELOW.test(rest)) continue;
+          const path = field.field + rest;
+          found.push({
+            source,
+            score: 4,
+            field: {
+              field: path,
+              type: "typed path",
+              description: `A field below ${field.field} (${field.type}): the run reads it from ${source.label}'s output.`,
+              token: `${field.token.slice(0, -2)}${rest}>>`,
+            },
+          });
+        }
+      }
+    }
+    return found;
   }
 
   bestIndex(items) {
@@ -148,8 +185,8 @@ export class ReferenceAutocomplete {
       const nodeSources = (this.sources || []).filter((source) => source.kind === "trigger" || source.kind === "action");
       if (!nodeSources.length && !this.context.query) {
         // The server offers only nodes that run before this one: say why there are none.
-        const node = this.editor.node(this.editor.selectedNodeId());
-        const connected = this.editor.state.edges.some((e) => e.target === node?.id);
+        const node = nodeById(this.store.doc, selectedNodeId(this.store.ui));
+        const connected = this.store.doc.edges.some((e) => e.target === node?.id);
         menu.prepend(this.note(connected
           ? "No earlier node has fields to pick yet; only the built-ins below."
           : `No earlier node to pick from: ${node ? node.data?.label || node.id : "this node"} is not connected after another node yet. Connect it, then the fields of the nodes before it appear here.`, "ref-note ref-why-empty"));

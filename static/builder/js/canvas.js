@@ -1,9 +1,12 @@
-// The graph drawing: node cards and SVG edges on a plane the author pans (drag the background,
-// arrow keys) and zooms (wheel, buttons, + and -), with "fit" to bring every node into view. The
-// canvas draws the store's document and reports gestures to the editor; it changes nothing itself.
+// The graph drawing: node cards, sticky notes and SVG edges on a plane the author pans (drag the
+// background, arrow keys) and zooms (wheel, buttons, + and -), with "fit" to bring every node into
+// view. The canvas draws the store's document and reports gestures through `on`; it changes
+// nothing itself. A handle is clicked (then a card) or dragged onto a card to connect; dragged to
+// empty canvas, it asks for the next node there (on.dropConnect).
 
 import { isTrigger, nodeConfig, nodeLabel } from "./graph.js";
 import { boundsOf, CARD_WIDTH } from "./layout.js";
+import { definitionOf, isNote, itemsOver, nodesById, pinnedData, problemsOf } from "./model.js";
 import { routeEdge } from "./routing.js";
 import { hasBrokenReference, richText } from "./tokens.js";
 import { el } from "./dom.js";
@@ -16,6 +19,7 @@ const ZOOM_STEP = 1.2;
 const FIT_MARGIN = 32;
 const PAN_STEP = 60;
 const EDGE_PAD = 400; // room around the graph in the edge layer for curves that bulge out
+const NOTE_LINES = 8;
 
 function svg(tag, attrs) {
   const node = document.createElementNS(SVG_NS, tag);
@@ -33,8 +37,12 @@ function clamp(value, low, high) {
 }
 
 export class Canvas {
-  constructor(editor) {
-    this.editor = editor;
+  // on: nodeClicked(id, {add}), edgeClicked(id), backgroundClicked(), startConnect(id, handle),
+  // connectTo(sourceId, handle, targetId), dropConnect(sourceId, handle, {plane, client}), moveNode(id, position)
+  constructor({ store, catalogue, on }) {
+    this.store = store;
+    this.catalogue = catalogue;
+    this.on = on;
     this.root = document.getElementById("canvas");
     this.inner = document.getElementById("canvas-inner");
     this.svg = document.getElementById("edges");
@@ -50,10 +58,6 @@ export class Canvas {
     this.root.addEventListener("keydown", (e) => this.onKeyDown(e));
   }
 
-  get store() {
-    return this.editor.store;
-  }
-
   // --- drawing -------------------------------------------------------------------------
 
   render() {
@@ -66,8 +70,9 @@ export class Canvas {
     const stale = this.store.runIsStale();
     this.root.classList.toggle("run-stale", stale);
     this.root.classList.toggle("connecting", Boolean(this.store.ui.connectFrom));
+    const byId = nodesById(this.store.doc);
     for (const node of this.store.doc.nodes) {
-      const card = this.card(node, stale);
+      const card = isNote(node) ? this.noteCard(node) : this.card(node, stale, byId);
       this.cards.set(node.id, card);
       this.inner.append(card);
     }
@@ -77,17 +82,11 @@ export class Canvas {
     if (focusedEdge) this.svg.querySelector(`.edge[data-edge-id="${CSS.escape(focusedEdge)}"]`)?.focus({ preventScroll: true });
   }
 
-  card(node, stale) {
+  place(card, node) {
     const ui = this.store.ui;
-    const def = this.editor.definitionOf(node);
-    const trigger = isTrigger(node);
-    const card = el("div", "node");
     card.dataset.nodeId = node.id;
-    card.classList.toggle("trigger", trigger);
-    card.classList.toggle("unknown", !def);
     card.classList.toggle("selected", ui.selected?.kind === "node" && ui.selected.id === node.id);
     card.classList.toggle("in-selection", ui.also.includes(node.id));
-    card.classList.toggle("connect-source", ui.connectFrom?.nodeId === node.id);
     const pos = node.position || { x: 0, y: 0 };
     card.style.left = `${pos.x}px`;
     card.style.top = `${pos.y}px`;
@@ -95,8 +94,34 @@ export class Canvas {
     // A group, not a button: the card holds its own handle buttons, and controls must not nest.
     // Focusable all the same: Enter or Space selects it, Delete removes it.
     card.setAttribute("role", "group");
-    card.setAttribute("aria-roledescription", "node");
     card.tabIndex = 0;
+  }
+
+  // A sticky note: its text, on the plane with the cards; no handles, never run.
+  noteCard(node) {
+    const card = el("div", "node note");
+    this.place(card, node);
+    card.setAttribute("aria-roledescription", "note");
+    const text = node.data?.text || "";
+    const body = el("div", "note-text", text || "Empty note: write in it on the right.");
+    body.classList.toggle("muted", !text);
+    body.style.setProperty("--note-lines", String(NOTE_LINES));
+    card.title = text;
+    card.append(body);
+    card.setAttribute("aria-label", `Note: ${text.slice(0, 120) || "empty"}`);
+    return card;
+  }
+
+  card(node, stale, byId) {
+    const ui = this.store.ui;
+    const def = definitionOf(this.catalogue, node);
+    const trigger = isTrigger(node);
+    const card = el("div", "node");
+    this.place(card, node);
+    card.classList.toggle("trigger", trigger);
+    card.classList.toggle("unknown", !def);
+    card.classList.toggle("connect-source", ui.connectFrom?.nodeId === node.id);
+    card.setAttribute("aria-roledescription", "node");
 
     if (!trigger) card.append(el("div", "handle in"));
     const head = el("div", "node-head");
@@ -109,11 +134,18 @@ export class Canvas {
     card.append(head);
     const typeText = trigger ? `${def ? def.label : "?"} trigger` : def ? def.label : `Unknown: ${nodeConfig(node).actionType}`;
     card.append(el("div", "node-type", `${typeText} · ${node.id}`));
-    const { box: summary, broken } = this.summary(node, def);
+    const { box: summary, broken } = this.summary(node, def, byId);
     card.append(summary);
 
     const notes = [];
-    const problems = this.editor.problemsOf(node.id);
+    if (pinnedData(node)) {
+      card.classList.add("pinned");
+      const mark = el("div", "node-pin", "📌 pinned data");
+      mark.title = "Runs from the editor and Test step use this node's pinned data instead of running it; scheduled, webhook and API runs run it.";
+      card.append(mark);
+      notes.push("pinned data");
+    }
+    const problems = problemsOf(ui.report, node.id);
     if (problems.errors) {
       card.classList.add("has-error");
       card.append(el("div", "node-problems", `${problems.errors} problem${problems.errors > 1 ? "s" : ""}`));
@@ -130,7 +162,7 @@ export class Canvas {
     if (result) {
       const kind = result.skipped ? "skipped" : result.success ? "ok" : "fail";
       card.classList.add(`ran-${kind}`);
-      let text = result.skipped ? "skipped" : result.success ? "✓ ran" : `✗ ${result.code || "failed"}`;
+      let text = result.skipped ? "skipped" : result.success ? (result.pinned ? "✓ pinned data used" : "✓ ran") : `✗ ${result.code || "failed"}`;
       if (stale) text += " (before your edits)";
       const mark = el("div", `node-result ${kind}`, text);
       mark.title = stale ? "From the run shown in Runs, made before the graph changed." : "";
@@ -142,11 +174,11 @@ export class Canvas {
     const outs = el("div", "node-outs");
     const handles = def && def.sourceHandles && def.sourceHandles.length ? def.sourceHandles : [""];
     for (const handle of handles) {
-      const button = el("button", "handle out" + (handle ? " labelled" : ""), handle);
+      const button = el("button", `handle out${  handle ? " labelled" : ""}`, handle);
       button.type = "button";
       button.dataset.handle = handle;
-      button.title = handle ? `Connect the ${handle} branch to another node` : "Connect to another node";
-      button.setAttribute("aria-label", `${button.title} (from ${nodeLabel(node)})`);
+      button.title = handle ? `Connect the ${handle} branch to another node (click, or drag onto a card)` : "Connect to another node (click, or drag onto a card)";
+      button.setAttribute("aria-label", `${handle ? `Connect the ${handle} branch to another node` : "Connect to another node"} (from ${nodeLabel(node)})`);
       outs.append(button);
     }
     card.append(outs);
@@ -154,22 +186,29 @@ export class Canvas {
   }
 
   // Each filled field with its references as badges; long text is cut with an ellipsis and shown
-  // whole on hover. Returns whether a reference names a node that is gone.
-  summary(node, def) {
+  // whole on hover. A Set Fields' fields read "name = expression", one a line. Returns whether a
+  // reference names a node that is gone.
+  summary(node, def, byId) {
     const box = el("div", "node-summary");
     const config = nodeConfig(node);
-    const nodes = this.editor.nodesById();
     let broken = false;
-    for (const field of def ? def.configFields : []) {
-      const text = asText(config[field.name]);
-      if (!text.trim()) continue;
-      const line = el("div", field.kind === "expression" ? "summary-line summary-long" : "summary-line");
-      line.title = `${field.label}: ${text}`;
+    const line = (key, label, text, long) => {
+      const row = el("div", long ? "summary-line summary-long" : "summary-line");
+      row.title = `${label}: ${text}`;
       const value = el("span", "summary-value");
-      richText(value, text, nodes);
-      if (hasBrokenReference(text, nodes)) broken = true;
-      line.append(el("span", "summary-key", field.name), value);
-      box.append(line);
+      richText(value, text, byId);
+      if (hasBrokenReference(text, byId)) broken = true;
+      row.append(el("span", "summary-key", key), value);
+      box.append(row);
+    };
+    for (const field of def ? def.configFields : []) {
+      const value = config[field.name];
+      if (field.kind === "assignments" && Array.isArray(value)) {
+        for (const a of value) line(a?.name ?? "?", a?.name ?? "?", `= ${asText(a?.expression)}`, false);
+        continue;
+      }
+      const text = asText(value);
+      if (text.trim()) line(field.name, field.label, text, field.kind === "expression");
     }
     return { box, broken };
   }
@@ -191,18 +230,20 @@ export class Canvas {
   }
 
   // The point of a handle on the plane (unscaled layout offsets, so the zoom does not matter).
-  handlePoint(card, node, handle) {
+  handlePoint(card, position, handle) {
     const outs = handle.offsetParent;
-    const pos = node.position || { x: 0, y: 0 };
     return {
-      x: pos.x + card.clientLeft + outs.offsetLeft + handle.offsetLeft + handle.offsetWidth / 2,
-      y: pos.y + card.clientTop + outs.offsetTop + handle.offsetTop + handle.offsetHeight,
+      x: position.x + card.clientLeft + outs.offsetLeft + handle.offsetLeft + handle.offsetWidth / 2,
+      y: position.y + card.clientTop + outs.offsetTop + handle.offsetTop + handle.offsetHeight,
     };
   }
 
-  renderEdges() {
+  // The edges; `moved` draws one card somewhere else (while it is dragged), `wire` the connection
+  // being dragged from a handle.
+  renderEdges({ moved = null, wire = null } = {}) {
     const { doc, ui } = this.store;
-    const boxes = this.boxes();
+    const positionOf = (node) => (moved && moved.id === node.id ? moved.position : node.position || { x: 0, y: 0 });
+    const boxes = this.boxes().map((b) => (moved && moved.id === b.id ? { ...b, ...moved.position } : b));
     const boxById = new Map(boxes.map((b) => [b.id, b]));
     const bounds = boundsOf(boxes);
     const left = bounds.x - EDGE_PAD;
@@ -216,29 +257,33 @@ export class Canvas {
     marker.append(svg("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "arrow-head" }));
     defs.append(marker);
     const layer = svg("g", { transform: `translate(${-left} ${-top})` });
-    const byId = this.editor.nodesById();
+    const byId = nodesById(doc);
+    const run = ui.run;
     for (const edge of doc.edges) {
       const sourceCard = this.cards.get(edge.source);
       const targetCard = this.cards.get(edge.target);
       if (!sourceCard || !targetCard) continue;
       const source = byId.get(edge.source);
       const target = byId.get(edge.target);
-      const sourceDef = this.editor.definitionOf(source);
+      const sourceDef = definitionOf(this.catalogue, source);
       const handleName = edge.sourceHandle || sourceDef?.defaultHandle || "";
       const handle = sourceCard.querySelector(`.handle.out[data-handle="${CSS.escape(handleName)}"]`) || sourceCard.querySelector(".handle.out");
-      const from = this.handlePoint(sourceCard, source, handle);
-      const tpos = target.position || { x: 0, y: 0 };
+      if (!handle) continue;
+      const from = this.handlePoint(sourceCard, positionOf(source), handle);
+      const tpos = positionOf(target);
       const to = { x: tpos.x + targetCard.offsetWidth / 2, y: tpos.y - 2 };
       // Around every card in the way (static/builder/js/routing.js).
       const { d, label: at } = routeEdge(from, to, boxById.get(source.id), boxById.get(target.id), boxes);
       const selected = ui.selected?.kind === "edge" && ui.selected.id === edge.id;
+      const items = run ? itemsOver(edge, run, this.catalogue, doc) : null;
+      const counted = items !== null && run.nodeResults?.[edge.source] ? ` (${items} item${items === 1 ? "" : "s"} in the shown run)` : "";
       const name = `Connection from ${nodeLabel(source)}${edge.sourceHandle ? ` (${edge.sourceHandle})` : ""} to ${nodeLabel(target)}`;
       const group = svg("g", {
-        class: "edge" + (selected ? " selected" : ""), "data-edge-id": edge.id, "data-source": edge.source, "data-target": edge.target, "data-handle": edge.sourceHandle || "",
-        tabindex: "0", role: "button", "aria-label": name,
+        class: `edge${  selected ? " selected" : ""}`, "data-edge-id": edge.id, "data-source": edge.source, "data-target": edge.target, "data-handle": edge.sourceHandle || "",
+        tabindex: "0", role: "button", "aria-label": name + counted,
       });
       const title = svg("title");
-      title.textContent = name;
+      title.textContent = name + counted;
       group.append(title, svg("path", { d, class: "edge-hit" }), svg("path", { d, class: "edge-line", "marker-end": "url(#arrow)" }));
       if (edge.sourceHandle) {
         // beside the path, clear of the handle that already names the branch
@@ -246,8 +291,15 @@ export class Canvas {
         label.textContent = edge.sourceHandle;
         group.append(label);
       }
+      if (counted) {
+        // how many items passed it in the shown run, just above the target's input
+        const count = svg("text", { x: to.x + 10, y: to.y - 8, class: `edge-count${items ? "" : " none"}`, "data-items": String(items) });
+        count.textContent = `${items} item${items === 1 ? "" : "s"}`;
+        group.append(count);
+      }
       layer.append(group);
     }
+    if (wire) layer.append(svg("path", { d: `M ${wire.from.x} ${wire.from.y} C ${wire.from.x} ${wire.from.y + 60}, ${wire.to.x} ${wire.to.y - 60}, ${wire.to.x} ${wire.to.y}`, class: "edge-wire" }));
     this.svg.replaceChildren(defs, layer);
   }
 
@@ -287,7 +339,7 @@ export class Canvas {
 
   // Pan just enough to bring a node's card fully into view.
   reveal(nodeId) {
-    const node = this.editor.node(nodeId);
+    const node = this.store.doc.nodes.find((n) => n.id === nodeId);
     if (!node) return;
     const b = this.boxOf(node);
     const { x, y, zoom } = this.view;
@@ -310,6 +362,13 @@ export class Canvas {
     return { x: (this.root.clientWidth / 2 - x) / zoom - CARD_WIDTH / 2, y: (this.root.clientHeight / 3 - y) / zoom };
   }
 
+  // The plane point under a point of the window.
+  planePoint(clientX, clientY) {
+    const rect = this.root.getBoundingClientRect();
+    const { x, y, zoom } = this.view;
+    return { x: Math.round((clientX - rect.left - x) / zoom), y: Math.round((clientY - rect.top - y) / zoom) };
+  }
+
   // --- gestures ------------------------------------------------------------------------
 
   onWheel(event) {
@@ -323,8 +382,8 @@ export class Canvas {
     const edge = event.target.closest?.(".edge");
     if ((event.key === "Enter" || event.key === " ") && (onCard || edge)) {
       event.preventDefault();
-      if (onCard) this.editor.nodeClicked(event.target.dataset.nodeId);
-      else this.editor.selectEdge(edge.dataset.edgeId);
+      if (onCard) this.on.nodeClicked(event.target.dataset.nodeId);
+      else this.on.edgeClicked(edge.dataset.edgeId);
       return;
     }
     if (event.target !== this.root) return; // arrows and +/- act on the canvas itself, not inside a card
@@ -339,23 +398,34 @@ export class Canvas {
     }
   }
 
+  // A handle's click (the mouse, or Enter on the focused handle) starts a connection to click a
+  // card for; a drag from it has already been handled on release.
   onClick(event) {
     const handle = event.target.closest(".handle.out");
     if (handle) {
+      if (this.wired) return;
       const card = handle.closest(".node");
-      this.editor.startConnect(card.dataset.nodeId, handle.dataset.handle || null);
+      this.on.startConnect(card.dataset.nodeId, handle.dataset.handle || null);
       return;
     }
     const edge = event.target.closest(".edge");
-    if (edge) this.editor.selectEdge(edge.dataset.edgeId);
+    if (edge) this.on.edgeClicked(edge.dataset.edgeId);
   }
 
   onPointerDown(event) {
     this.addToSelection = event.shiftKey; // Shift+click adds a card to the selection
-    if (event.button !== 0 || event.target.closest(".handle, .edge")) return;
+    if (event.button !== 0 || event.target.closest(".edge")) return;
+    const handle = event.target.closest(".handle.out");
+    if (handle) {
+      const card = handle.closest(".node");
+      this.wired = false;
+      this.drag = { kind: "wire", nodeId: card.dataset.nodeId, handle: handle.dataset.handle || null, element: handle, card, startX: event.clientX, startY: event.clientY, moved: false };
+      return;
+    }
+    if (event.target.closest(".handle")) return;
     const card = event.target.closest(".node");
     if (card) {
-      const node = this.editor.node(card.dataset.nodeId);
+      const node = this.store.doc.nodes.find((n) => n.id === card.dataset.nodeId);
       const pos = node.position || { x: 0, y: 0 };
       this.drag = { kind: "node", nodeId: node.id, card, startX: event.clientX, startY: event.clientY, x: pos.x, y: pos.y, moved: false };
     } else {
@@ -379,29 +449,51 @@ export class Canvas {
       this.applyView();
       return;
     }
+    if (drag.kind === "wire") {
+      // The connection follows the pointer; the cards it may land on light up (.connecting).
+      this.root.classList.add("connecting", "wiring");
+      const node = this.store.doc.nodes.find((n) => n.id === drag.nodeId);
+      const from = this.handlePoint(drag.card, node.position || { x: 0, y: 0 }, drag.element);
+      this.renderEdges({ wire: { from, to: this.planePoint(event.clientX, event.clientY) } });
+      return;
+    }
     // A card follows the pointer directly; the store hears of the move once, on release.
     drag.card.classList.add("dragging");
     drag.to = { x: Math.round(drag.x + dx / this.view.zoom), y: Math.round(drag.y + dy / this.view.zoom) };
     drag.card.style.left = `${drag.to.x}px`;
     drag.card.style.top = `${drag.to.y}px`;
-    const node = this.editor.node(drag.nodeId);
-    const saved = node.position;
-    node.position = drag.to; // drawn only; the store records the move on release
-    this.renderEdges();
-    node.position = saved;
+    this.renderEdges({ moved: { id: drag.nodeId, position: drag.to } });
   }
 
-  onPointerUp() {
+  onPointerUp(event) {
     const drag = this.drag;
     if (!drag) return;
     this.drag = null;
-    this.root.classList.remove("panning");
+    this.root.classList.remove("panning", "wiring");
     if (drag.kind === "pan") {
-      if (!drag.moved) this.editor.backgroundClicked();
+      if (!drag.moved) this.on.backgroundClicked();
+      return;
+    }
+    if (drag.kind === "wire") {
+      if (!drag.moved) return; // a click: onClick starts the connection
+      this.wired = true; // the click that follows this release is not a new connection
+      setTimeout(() => { this.wired = false; }, 0);
+      this.root.classList.toggle("connecting", Boolean(this.store.ui.connectFrom));
+      const target = document.elementFromPoint(event.clientX, event.clientY)?.closest?.(".node");
+      if (target && this.inner.contains(target)) this.on.connectTo(drag.nodeId, drag.handle, target.dataset.nodeId);
+      else if (this.root.contains(document.elementFromPoint(event.clientX, event.clientY))) {
+        this.renderEdges();
+        this.on.dropConnect(drag.nodeId, drag.handle, { plane: this.planePoint(event.clientX, event.clientY), client: { x: event.clientX, y: event.clientY } });
+      } else this.renderEdges();
       return;
     }
     drag.card.classList.remove("dragging");
-    if (drag.moved && drag.to) this.editor.moveNode(drag.nodeId, drag.to);
-    else this.editor.nodeClicked(drag.nodeId, { add: this.addToSelection });
+    if (drag.moved && drag.to) this.on.moveNode(drag.nodeId, drag.to);
+    else {
+      // A click on a card takes the keyboard focus from any field (of this node or another), so
+      // what is typed next goes to the canvas's shortcuts, never into a form behind it.
+      drag.card.focus({ preventScroll: true });
+      this.on.nodeClicked(drag.nodeId, { add: this.addToSelection });
+    }
   }
 }

@@ -6,10 +6,10 @@
 // data-drawn (JSON), which the browser tests compare with the API's numbers.
 //
 // Renderers take the API's own shapes: GET /api/workflows/<id>/executions/stats/ (runs, durations)
-// and GET /api/workflows/<id>/state-chart/ (a key over time). The editor hooks in through
-// RunCharts and StateCharts; other pages through mountCharts (server-rendered JSON).
+// and the state panel's key chart (a key over time). The editor hooks in through RunCharts and
+// StateCharts, given the api module (api.js) and the panel they draw beside; other pages through
+// mountCharts (server-rendered JSON).
 
-import { getJSON } from "./http.js";
 import { el } from "./dom.js";
 
 const STATUS = {
@@ -203,9 +203,9 @@ export function renderRunsChart(host, stats, { onBucket = null, mini = false, ti
   const { root, summary, canvas, tableBox } = figure(host, { kind: "runs", title, mini });
   const { totals, buckets, range } = stats;
   const failed = totals.error + totals.interrupted;
-  summary.textContent = `${numbers.format(totals.total)} run${totals.total === 1 ? "" : "s"} in the ${RANGE_TEXT[range]}: `
-    + stats.statuses.map((s) => `${numbers.format(totals[s])} ${STATUS[s].label.toLowerCase()}`).join(", ")
-    + (failed ? "." : "; none failed.");
+  summary.textContent = `${numbers.format(totals.total)} run${totals.total === 1 ? "" : "s"} in the ${RANGE_TEXT[range]}: ${
+     stats.statuses.map((s) => `${numbers.format(totals[s])} ${STATUS[s].label.toLowerCase()}`).join(", ")
+     }${failed ? "." : "; none failed."}`;
   const labels = buckets.map((b) => bucketLabel(b.start, range));
   const datasets = stats.statuses.map((status) => ({
     key: status,
@@ -457,11 +457,11 @@ export function budgetGauges(host, { usage, workflowKeys = null, keysPerWorkflow
 // The Runs tab's charts: drawn when the runs list renders (a MutationObserver, so runs.js needs no
 // call into here); a click on a bucket lists that bucket's runs (the runs list's window: ?since=&until=).
 export class RunCharts {
-  constructor(editor, root = document.getElementById("runs-charts")) {
-    this.editor = editor;
+  constructor({ api, runs }, root = document.getElementById("runs-charts")) {
+    this.api = api;
+    this.runs = runs;
     this.root = root;
     if (!root) return;
-    this.url = root.dataset.statsUrl;
     this.range = "24h";
     this.seq = 0;
     this.filterEl = document.getElementById("runs-filter");
@@ -486,7 +486,7 @@ export class RunCharts {
 
   async refresh() {
     const seq = ++this.seq;
-    const { ok, data } = await getJSON(`${this.url}?range=${this.range}`);
+    const { ok, data } = await this.api.executionStats(this.range);
     if (seq !== this.seq) return;
     if (!ok) {
       this.runsHost.replaceChildren(el("p", "field-errors", `The chart could not be read: ${data.detail || "try Refresh."}`));
@@ -500,8 +500,6 @@ export class RunCharts {
 
   // Lists the runs of one bucket (null: all runs again).
   filter(bucket) {
-    const runs = this.editor.runs;
-    runs.window = bucket ? { since: bucket.start, until: bucket.end } : null;
     if (!bucket) {
       this.filterEl.hidden = true;
     } else {
@@ -509,19 +507,19 @@ export class RunCharts {
       this.filterEl.querySelector("span").textContent = `Showing the runs queued ${new Date(bucket.start).toLocaleString()} – ${new Date(bucket.end).toLocaleTimeString()}.`;
     }
     this.filterEl.dataset.bucket = bucket ? bucket.start : "";
-    runs.refresh();
+    this.runs.showWindow(bucket ? { since: bucket.start, until: bucket.end } : null);
   }
 }
 
 // The State panel's gauges (after every render of its usage) and each key's chart (when its row
 // opens), read from the panel's own data and from the state-chart endpoint.
 export class StateCharts {
-  constructor(editor, root = document.getElementById("state-panel")) {
-    this.editor = editor;
+  constructor({ api, statePanel }, root = document.getElementById("state-panel")) {
+    this.api = api;
+    this.statePanel = statePanel;
     this.root = root;
     this.gaugesEl = document.getElementById("state-gauges");
     if (!root || !this.gaugesEl) return;
-    this.url = root.dataset.chartUrl;
     new MutationObserver(() => this.renderGauges()).observe(document.getElementById("state-usage"), { childList: true });
     // toggle does not bubble: listen in the capture phase for every key's <details>.
     root.addEventListener("toggle", (event) => {
@@ -531,7 +529,7 @@ export class StateCharts {
   }
 
   renderGauges() {
-    const data = this.editor.statePanel.data;
+    const data = this.statePanel.data;
     if (!data) return;
     budgetGauges(this.gaugesEl, { usage: data.usage, workflowKeys: data.entries.length, keysPerWorkflow: data.limits.keysPerWorkflow });
     document.getElementById("state-usage").style.display = "none"; // the gauges say the same, with meters
@@ -544,7 +542,7 @@ export class StateCharts {
       host = el("div", "state-chart");
       details.querySelector(".state-detail").prepend(host);
     }
-    const { ok, data } = await getJSON(`${this.url}?${new URLSearchParams({ key })}`);
+    const { ok, data } = await this.api.stateChart(key);
     if (!details.isConnected) return;
     if (!ok) return host.replaceChildren(el("p", "field-errors", `The chart could not be read: ${data.detail || "try Refresh."}`));
     renderKeyChart(host, data);

@@ -1,7 +1,10 @@
 // The Run panel: the run input JSON, and each node's result of the shown run; its output area
 // has three tabs: the run results, the list of recent runs (runs.js) and the read-only State panel.
+// It draws the store's run, run status and tab, and acts through `actions` (run, retry,
+// selectNode, showTab).
 
-import { isTrigger, nodeLabel } from "./graph.js";
+import { isTrigger, nodeConfig, nodeLabel } from "./graph.js";
+import { inputOf, nodeById } from "./model.js";
 import { canRetry } from "./runs.js";
 import { el } from "./dom.js";
 
@@ -10,106 +13,128 @@ function pretty(value) {
 }
 
 export class RunPanel {
-  constructor(editor) {
-    this.editor = editor;
+  constructor({ store, actions }) {
+    this.store = store;
+    this.actions = actions;
     this.input = document.getElementById("run-input");
     this.status = document.getElementById("run-status");
     this.staleNote = document.getElementById("run-stale-note");
     this.results = document.getElementById("run-results");
     this.retryButton = document.getElementById("btn-retry");
+    this.panel = document.getElementById("run-panel");
+    this.panelButton = document.getElementById("btn-panel");
     document.getElementById("btn-run").addEventListener("click", () => this.run());
-    this.retryButton.addEventListener("click", () => this.editor.retry(this.retryButton.dataset.executionId));
-    this.results.addEventListener("click", (e) => {
+    this.retryButton.addEventListener("click", () => this.actions.retry(this.store.ui.run?.id));
+    this.panelButton.addEventListener("click", () => this.store.set({ panelCollapsed: !this.store.ui.panelCollapsed }));
+    const select = (e) => {
       const row = e.target.closest("[data-node-id]");
-      if (row && this.editor.node(row.dataset.nodeId)) this.editor.selectNode(row.dataset.nodeId);
-    });
-    this.results.addEventListener("keydown", (e) => {
-      const row = e.target.closest("[data-node-id]");
-      if (e.key === "Enter" && row && this.editor.node(row.dataset.nodeId)) this.editor.selectNode(row.dataset.nodeId);
-    });
+      if (row && nodeById(this.store.doc, row.dataset.nodeId)) this.actions.selectNode(row.dataset.nodeId);
+    };
+    this.results.addEventListener("click", select);
+    this.results.addEventListener("keydown", (e) => { if (e.key === "Enter") select(e); });
+    this.input.addEventListener("input", () => { this.input.dataset.edited = "true"; });
     this.tabs = [...document.querySelectorAll(".output-tab")];
     for (const tab of this.tabs) {
-      tab.addEventListener("click", () => this.showTab(tab));
+      tab.addEventListener("click", () => this.actions.showTab(tab.dataset.tab));
       tab.addEventListener("keydown", (e) => {
         if (e.key !== "ArrowLeft" && e.key !== "ArrowRight") return;
         const next = this.tabs[(this.tabs.indexOf(tab) + (e.key === "ArrowRight" ? 1 : this.tabs.length - 1)) % this.tabs.length];
-        this.showTab(next);
+        this.actions.showTab(next.dataset.tab);
         next.focus();
       });
     }
+    this.drawn = null; // the run whose results are drawn
   }
 
-  showTab(tab) {
+  // Called on every store change: the shown tab, the run status, the results of a newly shown run,
+  // and whether the graph has changed since it ran; the run input follows the trigger's sample.
+  render(change) {
+    const ui = this.store.ui;
+    const keys = new Set(change.keys || []);
+    if (keys.has("tab") || !this.tabShown) this.renderTab();
+    if (keys.has("panelCollapsed")) {
+      this.panel.classList.toggle("collapsed", Boolean(ui.panelCollapsed));
+      this.panelButton.setAttribute("aria-expanded", ui.panelCollapsed ? "false" : "true");
+      this.panelButton.textContent = ui.panelCollapsed ? "Show runs panel" : "Hide runs panel";
+    }
+    if (change.doc && change.origin !== "inspector") this.suggestInput();
+    if (ui.run && ui.run !== this.drawn) this.renderResults(ui.run);
+    if (keys.has("runStatus") || keys.has("run")) this.renderStatus();
+    if (ui.run) {
+      const stale = this.store.runIsStale();
+      this.results.classList.toggle("stale", stale);
+      this.staleNote.hidden = !stale;
+    }
+  }
+
+  renderTab() {
+    const current = this.store.ui.tab || "results";
+    this.tabShown = current;
     for (const t of this.tabs) {
-      const on = t === tab;
+      const on = t.dataset.tab === current;
       t.setAttribute("aria-selected", on ? "true" : "false");
       t.tabIndex = on ? 0 : -1;
       document.getElementById(t.getAttribute("aria-controls")).hidden = !on;
     }
-    if (tab.id === "tab-state") this.editor.statePanel.refresh();
-    if (tab.id === "tab-runs") this.editor.runs.refresh();
-  }
-
-  showTabById(id) {
-    this.showTab(document.getElementById(id));
-  }
-
-  // Called on every store change: the results list names nodes by their current labels, and
-  // says when the graph has changed since the shown run.
-  render() {
-    const run = this.editor.store.ui.run;
-    if (!run) return;
-    const stale = this.editor.store.runIsStale();
-    this.results.classList.toggle("stale", stale);
-    this.staleNote.hidden = !stale;
   }
 
   // Pre-fill the input with the trigger's sample input while the user has not typed one.
-  suggestInput(sample) {
+  suggestInput() {
     if (this.input.dataset.edited) return;
+    const trigger = this.store.doc.nodes.find(isTrigger);
+    const sample = trigger ? nodeConfig(trigger).sampleInput : null;
     if (sample && typeof sample === "object" && !Array.isArray(sample)) this.input.value = JSON.stringify(sample);
   }
 
-  async run() {
+  run() {
     this.input.dataset.edited = "true";
     let input;
     try {
       input = JSON.parse(this.input.value.trim() || "{}");
     } catch (error) {
-      return this.showStatus(`The run input is not valid JSON: ${error.message}`, "error");
+      return this.store.set({ runStatus: { text: `The run input is not valid JSON: ${error.message}`, kind: "error" }, tab: "results" });
     }
     if (input === null || typeof input !== "object" || Array.isArray(input)) {
-      return this.showStatus('The run input must be a JSON object, for example {"block": 100}.', "error");
+      return this.store.set({ runStatus: { text: 'The run input must be a JSON object, for example {"block": 100}.', kind: "error" }, tab: "results" });
     }
-    this.showStatus("Running…", "busy");
-    this.showTabById("tab-results"); // Run always shows its results, whichever tab was open
-    await this.editor.run(input);
+    return this.actions.run(input);
   }
 
-  // A status names the execution it describes (showExecution sets it), so that two runs ending in
-  // the same second with the same input still read as two outcomes; any other status names none.
-  showStatus(text, kind) {
-    this.status.className = `run-status ${kind || ""}`;
-    this.status.textContent = text;
-    delete this.status.dataset.executionId;
-  }
-
-  // Each node's result of `execution`; `lead` names where the run comes from ("Run", "Last run").
-  showExecution(execution, { lead = "Run", switchTab = true } = {}) {
-    if (switchTab) this.showTabById("tab-results");
-    const when = execution.finishedAt || execution.startedAt || execution.queuedAt;
+  // A status names the execution it describes, so that two runs ending in the same second with the
+  // same input still read as two outcomes; any other status (Running…, a refusal) names none.
+  renderStatus() {
+    const { run, runStatus } = this.store.ui;
+    const describes = run && runStatus?.executionId === run.id;
+    if (!describes) {
+      if (!runStatus) return;
+      this.status.className = `run-status ${runStatus.kind || ""}`;
+      this.status.textContent = runStatus.text;
+      delete this.status.dataset.executionId;
+      return;
+    }
+    const lead = runStatus.lead || "Run";
+    const when = run.finishedAt || run.startedAt || run.queuedAt;
     const time = when ? new Date(when).toLocaleTimeString() : "?";
-    const how = execution.trigger ? ` (${execution.trigger})` : "";
-    if (execution.status === "success") this.showStatus(`${lead} succeeded at ${time}${how} with input ${JSON.stringify(execution.input)}.`, "ok");
-    else if (execution.status === "error") this.showStatus(`${lead} failed at ${time}${how}: ${execution.error}`, "error");
-    else this.showStatus(`${lead} is ${execution.status} (${time}${how}).`, "");
-    this.status.dataset.executionId = execution.id;
-    this.retryButton.hidden = !canRetry(execution);
-    this.retryButton.dataset.executionId = execution.id;
-    this.retryButton.setAttribute("aria-label", `Retry the run ${execution.id.slice(0, 8)} with the same input`);
-    if (execution.retryOf) this.status.append(` Retry of ${execution.retryOf.slice(0, 8)}.`);
+    const how = run.trigger ? ` (${run.trigger})` : "";
+    let text;
+    let kind = "";
+    if (run.status === "success") [text, kind] = [`${lead} succeeded at ${time}${how} with input ${JSON.stringify(run.input)}.`, "ok"];
+    else if (run.status === "error") [text, kind] = [`${lead} failed at ${time}${how}: ${run.error}`, "error"];
+    else text = `${lead} is ${run.status} (${time}${how}).`;
+    if (run.retryOf) text += ` Retry of ${run.retryOf.slice(0, 8)}.`;
+    this.status.className = `run-status ${kind}`;
+    this.status.textContent = text;
+    this.status.dataset.executionId = run.id;
+    this.retryButton.hidden = !canRetry(run);
+    this.retryButton.setAttribute("aria-label", `Retry the run ${run.id.slice(0, 8)} with the same input`);
+  }
+
+  // Each node's result of the shown run.
+  renderResults(execution) {
+    this.drawn = execution;
     const rows = [];
-    for (const node of this.editor.state.nodes) {
+    for (const node of this.store.doc.nodes) {
+      if (node.type === "note") continue;
       const result = (execution.nodeResults || {})[node.id];
       const row = el("li", "result");
       row.dataset.nodeId = node.id;
@@ -125,7 +150,7 @@ export class RunPanel {
         [mark, note] = ["–", "skipped (its branch was not taken)"];
       } else if (result.success) {
         row.classList.add("result-ok");
-        [mark, note] = ["✓", "succeeded"];
+        [mark, note] = ["✓", result.pinned ? "pinned data used" : "succeeded"];
       } else {
         row.classList.add("result-fail");
         [mark, note] = ["✗", "failed"];
@@ -133,7 +158,7 @@ export class RunPanel {
       if (result?.iterationCount) note += ` · ran for ${result.iterationCount} item${result.iterationCount === 1 ? "" : "s"}, the last shown`;
       head.append(el("span", "result-mark", mark), el("strong", "result-label", nodeLabel(node)), el("code", "muted", node.id), el("span", "result-note", note));
       row.append(head);
-      if (result && !result.skipped) row.append(this.io("Input", this.inputOf(node, execution), "result-input"));
+      if (result && !result.skipped) row.append(this.io("Input", inputOf(this.store.doc, node, execution), "result-input"));
       if (result?.success) row.append(this.io("Output", result.data, "result-data"));
       if (result && !result.success && !result.skipped) {
         const error = el("div", "result-error");
@@ -145,20 +170,6 @@ export class RunPanel {
       rows.push(row);
     }
     this.results.replaceChildren(...rows);
-    this.render();
-  }
-
-  // What a node received in `execution`: the trigger the run input; any other node the outputs
-  // of the nodes it is connected from (by label), which its references read.
-  inputOf(node, execution) {
-    if (isTrigger(node)) return execution.input;
-    const input = {};
-    for (const edge of this.editor.state.edges.filter((e) => e.target === node.id)) {
-      const source = this.editor.node(edge.source);
-      const result = (execution.nodeResults || {})[edge.source];
-      if (source && result?.success) input[nodeLabel(source)] = result.data;
-    }
-    return input;
   }
 
   io(title, value, className) {

@@ -1,7 +1,7 @@
 // The State panel: the workflow's live keys, each key's recent history and the organization's
-// usage, from GET /api/workflows/<id>/state-summary/ and …/state-history/?key=. Read-only.
+// usage (api.state()). Read-only: nothing here writes state. It keeps what it read and draws it
+// in render().
 
-import { getJSON } from "./http.js";
 import { el } from "./dom.js";
 
 const VALUE_CHARS = 60;
@@ -87,9 +87,8 @@ function historyItem(event, withKey) {
 }
 
 export class StatePanel {
-  constructor(editor) {
-    this.url = editor.urls.state;
-    this.historyUrl = editor.urls.stateHistory;
+  constructor({ api }) {
+    this.api = api;
     this.root = document.getElementById("state-panel");
     this.statusEl = document.getElementById("state-status");
     this.usageEl = document.getElementById("state-usage");
@@ -107,7 +106,7 @@ export class StatePanel {
   async refresh() {
     const seq = ++this.seq;
     this.root.setAttribute("aria-busy", "true");
-    const { ok, data } = await getJSON(this.url);
+    const { ok, data } = await this.api.state();
     if (seq !== this.seq) return; // a newer refresh is on its way
     this.root.setAttribute("aria-busy", "false");
     if (!ok) return this.showStatus(`The state could not be read: ${data.detail || "try Refresh."}`, "error");
@@ -185,10 +184,10 @@ export class StatePanel {
   async loadHistory(key, list) {
     const seq = (this.historySeq.get(key) || 0) + 1;
     this.historySeq.set(key, seq);
-    const { ok, data } = await getJSON(`${this.historyUrl}?${new URLSearchParams({ key })}`);
+    const { ok, data } = await this.api.state(key);
     if (this.historySeq.get(key) !== seq || !list.isConnected) return;
     if (!ok) return list.replaceChildren(el("li", "field-errors", `The history could not be read: ${data.detail || "try Refresh."}`));
-    list.replaceChildren(...data.results.map((event) => historyItem(event, false)));
+    list.replaceChildren(...data.history.map((event) => historyItem(event, false)));
     list.dataset.loaded = "true";
   }
 }

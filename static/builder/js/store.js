@@ -1,7 +1,8 @@
 // The editor's one store. The workflow document (name, nodes, edges) changes only through
 // `change()`, which records what it was before, so every graph and config change can be undone
-// and redone; the view state (selection, connecting, the shown run, the Validate report) changes
-// through `set()`. Either way the store notifies its one listener, the editor's render().
+// and redone; the view state (selection, connecting, the shown run, the Validate report, the
+// status line) changes through `set()`. Either way the store tells its one listener, the editor's
+// render(), what changed. Nothing else writes `doc` or `ui`.
 
 const MAX_UNDO = 200;
 
@@ -14,15 +15,19 @@ export class Store {
     this.doc = { name: doc.name, nodes: doc.nodes, edges: doc.edges };
     this.ui = {
       selected: null, // {kind: "node" | "edge", id}
-      also: [], // more node ids selected with Shift+click, for copy and duplicate
+      also: [], // more node ids selected with Shift+click or Ctrl+A, for copy and duplicate
       connectFrom: null, // {nodeId, handle}
       report: null, // the last Validate / Save report
       run: null, // the execution shown on the canvas
-      runRevision: null, // the revision the shown run belongs to; marks dim once the graph moves on
+      runGraph: null, // the document (as JSON) the shown run ran; its marks dim once the graph differs
+      runStatus: null, // {text, kind, executionId}: the line above the run results
       step: null, // the last Test step's answer: {nodeId, result, handle, wroteState, sourceExecution} or {nodeId, note}
+      status: null, // {text, kind}: the status line
+      runs: { items: [], count: 0, next: null, window: null, followLatest: true }, // the Runs tab
     };
     this.revision = 0; // grows with every document change (undo and redo included)
-    this.savedRevision = 0;
+    this.savedJSON = JSON.stringify(this.doc);
+    this.jsonCache = { revision: 0, json: this.savedJSON };
     this.undoStack = [];
     this.redoStack = [];
     this.listener = () => {};
@@ -32,8 +37,15 @@ export class Store {
     this.listener = listener;
   }
 
+  // The document as JSON, computed once per revision: what "unsaved" and "stale" compare.
+  get docJSON() {
+    if (this.jsonCache.revision !== this.revision) this.jsonCache = { revision: this.revision, json: JSON.stringify(this.doc) };
+    return this.jsonCache.json;
+  }
+
+  // Unsaved: the document differs from the saved one (undoing back to it is not an unsaved change).
   get dirty() {
-    return this.revision !== this.savedRevision;
+    return this.docJSON !== this.savedJSON;
   }
 
   get canUndo() {
@@ -46,7 +58,7 @@ export class Store {
 
   // Apply `mutate(doc)` as one undoable step named `label`. Steps with the same `coalesce` key in
   // a row (typing in one field, dragging one node) merge into one, so undo takes back the whole edit.
-  change(label, mutate, { coalesce = null, origin = null } = {}) {
+  change(label, mutate, { coalesce = null, origin = null, view = null } = {}) {
     const before = clone(this.doc);
     const result = mutate(this.doc);
     if (result === false) return false; // the action found nothing to do
@@ -57,8 +69,19 @@ export class Store {
     }
     this.redoStack = [];
     this.revision += 1;
-    this.listener({ doc: true, origin });
+    if (view) Object.assign(this.ui, view); // view state that goes with the change (a finished connection)
+    this.listener({ doc: true, keys: view ? Object.keys(view) : [], selection: Boolean(view && "selected" in view), origin });
     return true;
+  }
+
+  // A change of the same intent as the document it changes, which is neither an undo step nor an
+  // unsaved change when the document was saved: cards that overlapped, laid out on load.
+  adopt(mutate) {
+    const clean = !this.dirty;
+    mutate(this.doc);
+    this.revision += 1;
+    if (clean) this.savedJSON = this.docJSON;
+    this.listener({ doc: true, keys: [], origin: "adopt" });
   }
 
   // A step that must not merge with the one before (a new field, a new drag).
@@ -87,28 +110,33 @@ export class Store {
     this.ui.selected = exists ? selected : null;
     this.ui.connectFrom = null;
     this.revision += 1;
-    this.listener({ doc: true, selection: true, origin: "history" });
+    this.listener({ doc: true, keys: ["selected", "connectFrom"], selection: true, origin: "history" });
     return `${verb}: ${step.label}.`;
   }
 
-  // View state: selection, connecting, report, run. Not undoable.
+  // View state: selection, connecting, report, run, status. Not undoable.
   set(changes, { origin = null } = {}) {
-    const selection = "selected" in changes;
     Object.assign(this.ui, changes);
-    this.listener({ doc: false, selection, origin });
+    this.listener({ doc: false, keys: Object.keys(changes), selection: "selected" in changes, origin });
   }
 
+  // The server saved `doc` from the document of `revision`: if nothing changed since, adopt its
+  // normalised graph (integer literals as numbers) without an undo step: it is the same intent.
   markSaved(doc, revision) {
-    if (revision === this.revision) {
-      // Adopt the normalised graph (integer literals as numbers) without an undo step: it is the same intent.
+    const current = revision === this.revision;
+    if (current) {
       this.doc.nodes = doc.nodes;
       this.doc.edges = doc.edges;
-      this.savedRevision = this.revision;
+      this.revision += 1;
     }
-    this.listener({ doc: false, saved: true });
+    const runWasCurrent = this.ui.run && !this.runIsStale();
+    this.savedJSON = JSON.stringify({ name: doc.name, nodes: doc.nodes, edges: doc.edges });
+    if (current && runWasCurrent) this.ui.runGraph = this.savedJSON;
+    this.listener({ doc: current, keys: ["runGraph"], saved: true, origin: "saved" });
   }
 
+  // The shown run ran another graph than the one on the canvas.
   runIsStale() {
-    return this.ui.run !== null && this.ui.runRevision !== this.revision;
+    return this.ui.run !== null && this.ui.runGraph !== this.docJSON;
   }
 }

@@ -18,7 +18,7 @@ export function findTokens(text) {
 
 // Split "Label.path" by the node's current label first, else at the first dot.
 export function splitLabelPath(rest, currentLabel) {
-  if (currentLabel && rest.startsWith(currentLabel + ".")) {
+  if (currentLabel && rest.startsWith(`${currentLabel  }.`)) {
     return [currentLabel, rest.slice(currentLabel.length + 1)];
   }
   const dot = rest.indexOf(".");
@@ -45,7 +45,7 @@ export function describeToken(tok, nodesById) {
 export function badgeElement(tok, nodesById) {
   const info = describeToken(tok, nodesById);
   const badge = document.createElement("span");
-  badge.className = "ref-badge" + (info.missing ? " missing" : "") + (info.system ? " system" : "") + (info.secret ? " secret" : "");
+  badge.className = `ref-badge${  info.missing ? " missing" : ""  }${info.system ? " system" : ""  }${info.secret ? " secret" : ""}`;
   badge.dataset.nodeId = tok.nodeId;
   badge.title = info.missing
     ? `${tok.token}: node '${tok.nodeId}' is no longer in the workflow. Pick the value again with @.`
