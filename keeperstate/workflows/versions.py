@@ -6,6 +6,7 @@ newest MAX_VERSIONS of a workflow are kept: a graph may hold up to 1 MB, and eve
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.db.models import Max
@@ -32,9 +33,38 @@ def _edge(edge: dict[str, Any]) -> dict[str, Any]:
             "sourceHandle": edge.get("sourceHandle")}
 
 
+VALUE_CHARS = 120
+
+
+def _shown(value: Any) -> str | None:
+    """A field's value as the versions page shows it: text as it is, anything else as compact
+    JSON, cut to VALUE_CHARS; None when the field is not there."""
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
+
+
+def field_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each field of a node that differs, old → new: its label, type, each config field, its
+    pinned data and a note's text (``{"field", "from", "to"}``, null where there was none)."""
+    def fields(node: dict[str, Any]) -> dict[str, Any]:
+        data = node.get("data") if isinstance(node.get("data"), dict) else {}
+        config = data.get("config") if isinstance(data.get("config"), dict) else {}
+        found = {"label": data.get("label"), "type": node.get("type"), "pinned data": data.get("pinnedData"),
+                 "text": data.get("text")}
+        found.update({f"config.{key}": value for key, value in config.items()})
+        return found
+
+    before, after = fields(old), fields(new)
+    return [{"field": key, "from": _shown(before.get(key)), "to": _shown(after.get(key))}
+            for key in dict.fromkeys([*before, *after]) if before.get(key) != after.get(key)]
+
+
 def graph_diff(before: WorkflowVersion | None, name: str, nodes: Any, edges: Any) -> dict[str, Any]:
     """What changed from ``before`` (None: the first version) to this name and graph. A node is
-    *changed* when its label, type or config differ, *moved* when only its position does."""
+    *changed* when its label, type or config differ (with each field old → new), *moved* when only
+    its position does."""
     old_nodes = _by_id(before.nodes) if before else {}
     old_edges = _by_id(before.edges) if before else {}
     new_nodes, new_edges = _by_id(nodes), _by_id(edges)
@@ -53,7 +83,8 @@ def graph_diff(before: WorkflowVersion | None, name: str, nodes: Any, edges: Any
         "nodes": {
             "added": [brief(new_nodes[nid]) for nid in new_nodes if nid not in old_nodes],
             "removed": [brief(old_nodes[nid]) for nid in old_nodes if nid not in new_nodes],
-            "changed": [brief(new_nodes[nid]) for nid in changed],
+            "changed": [{**brief(new_nodes[nid]), "fields": field_changes(old_nodes[nid], new_nodes[nid])}
+                        for nid in changed],
             "moved": [brief(new_nodes[nid]) for nid in moved],
         },
         "edges": {

@@ -52,6 +52,8 @@ def test_each_save_keeps_a_version_with_a_summary_and_diff(api, created):
     assert latest["summary"] == "Renamed to Monitor 2"
     assert graph["summary"] == "Removed State Set; changed Is it new?; moved 1 node(s); 1 connection removed"
     assert graph["changes"]["nodes"]["removed"] == [{"id": "state-set-1", "label": "State Set"}]
+    assert graph["changes"]["nodes"]["changed"] == [{"id": nodes[2]["id"], "label": "Is it new?", "fields": [
+        {"field": "label", "from": created["nodes"][2]["data"]["label"], "to": "Is it new?"}]}]
     assert graph["changes"]["edges"]["removed"][0]["id"] == "e3"
     assert [n["id"] for n in graph["nodes"]] == [n["id"] for n in nodes]
 
@@ -98,3 +100,13 @@ def test_a_workflow_without_versions_keeps_its_graph_before_the_first_save(api, 
     assert before["summary"] == "The graph before versions were kept: 4 node(s)"
     assert before["name"] == "Block monitor"
     assert latest["summary"] == "Renamed to Renamed"
+
+
+def test_a_changed_field_is_listed_old_to_new(api, created):
+    nodes = copy.deepcopy(created["nodes"])
+    nodes[1]["data"]["config"]["key"] = "head"
+
+    api.patch(f"/api/workflows/{created['id']}/", {"nodes": nodes})
+
+    [changed] = versions(api, created["id"])[0]["changes"]["nodes"]["changed"]
+    assert changed["fields"] == [{"field": "config.key", "from": "cursor", "to": "head"}]

@@ -225,7 +225,7 @@ export function renderRunsChart(host, stats, { onBucket = null, mini = false, ti
     data: { labels, datasets },
     options: {
       scales: {
-        x: { stacked: true, display: !mini, ticks: { maxRotation: 0, autoSkipPadding: 8 } },
+        x: { stacked: true, display: !mini, ticks: { maxRotation: 0, autoSkipPadding: 24 } },
         y: { stacked: true, display: !mini, beginAtZero: true, ticks: { precision: 0 }, title: { display: !mini, text: "runs" } },
       },
       plugins: {
@@ -279,7 +279,7 @@ export function renderDurationChart(host, stats) {
     },
     options: {
       scales: {
-        x: { ticks: { maxRotation: 0, autoSkipPadding: 8 } },
+        x: { ticks: { maxRotation: 0, autoSkipPadding: 24 } },
         y: { beginAtZero: true, title: { display: true, text: "ms" }, ticks: { callback: (v) => formatMs(v) } },
       },
       plugins: {
@@ -385,7 +385,7 @@ function renderWritesChart(host, series) {
       ],
     },
     options: {
-      scales: { x: { stacked: true, ticks: { maxRotation: 0, autoSkipPadding: 8 } }, y: { stacked: true, beginAtZero: true, ticks: { precision: 0 } } },
+      scales: { x: { stacked: true, ticks: { maxRotation: 0, autoSkipPadding: 24 } }, y: { stacked: true, beginAtZero: true, ticks: { precision: 0 } } },
       plugins: { legend: { position: "bottom" }, ksDirectValues: { values: buckets.map((b) => b.writes + b.deletes), stacked: true, topOf: (i) => (buckets[i].deletes ? 1 : 0) } },
     },
   });

@@ -23,6 +23,21 @@ function edgeText(edge, labels) {
   return `${name(edge.source)}${edge.sourceHandle ? ` (${edge.sourceHandle})` : ""} → ${name(edge.target)}`;
 }
 
+// A changed node's fields, old → new ("config.url: https://a → https://b").
+function fieldList(fields) {
+  const changes = el("ul", "diff-fields");
+  for (const change of fields) {
+    const item = el("li", "diff-field");
+    item.dataset.field = change.field;
+    item.append(el("strong", null, `${change.field}: `));
+    if (change.from === null) item.append(el("code", "new", change.to), " (added)");
+    else if (change.to === null) item.append(el("code", "old", change.from), " (removed)");
+    else item.append(el("code", "old", change.from), " → ", el("code", "new", change.to));
+    changes.append(item);
+  }
+  return changes;
+}
+
 // The node and edge diff against the version before, as lists under "What changed".
 function diff(version, before) {
   const box = el("details", "version-diff");
@@ -47,7 +62,11 @@ function diff(version, before) {
     any = true;
     box.append(el("h3", "diff-title", title));
     const ul = el("ul", `diff-list diff-${kind}`);
-    for (const entry of entries) ul.append(el("li", null, text(entry)));
+    for (const entry of entries) {
+      const item = el("li", null, text(entry));
+      if (entry.fields?.length) item.append(fieldList(entry.fields));
+      ul.append(item);
+    }
     box.append(ul);
   }
   if (!any) box.append(el("p", "muted", "The graph as it was kept first."));
