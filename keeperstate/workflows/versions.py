@@ -49,8 +49,8 @@ def field_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, An
     """Each field of a node that differs, old → new: its label, type, each config field, its
     pinned data and a note's text (``{"field", "from", "to"}``, null where there was none)."""
     def fields(node: dict[str, Any]) -> dict[str, Any]:
-        data = node.get("data") if isinstance(node.get("data"), dict) else {}
-        config = data.get("config") if isinstance(data.get("config"), dict) else {}
+        data: dict[str, Any] = node["data"] if isinstance(node.get("data"), dict) else {}
+        config: dict[str, Any] = data["config"] if isinstance(data.get("config"), dict) else {}
         found = {"label": data.get("label"), "type": node.get("type"), "pinned data": data.get("pinnedData"),
                  "text": data.get("text")}
         found.update({f"config.{key}": value for key, value in config.items()})

@@ -14,6 +14,7 @@ export function createApi(dataset) {
     validate: dataset.validateUrl,
     execute: dataset.executeUrl,
     state: dataset.stateUrl,
+    stateHistory: dataset.stateHistoryUrl,
     stateChart: dataset.stateChartUrl,
     references: dataset.referencesUrl,
     executions: dataset.executionsUrl,
@@ -47,9 +48,10 @@ export function createApi(dataset) {
     executions: (params) => getJSON(`${url.executions}?${params}`),
     nextPage: (next) => getJSON(next),
     executionStats: (range) => getJSON(`${url.stats}?${new URLSearchParams({ range })}`),
-    state: (key = null) => getJSON(key === null ? url.state : `${url.state}?${new URLSearchParams({ key })}`),
+    state: () => getJSON(url.state),
+    stateHistory: (key) => getJSON(`${url.stateHistory}?${new URLSearchParams({ key })}`),
     stateChart: (key) => getJSON(`${url.stateChart}?${new URLSearchParams({ key })}`),
-    // config forms: server-rendered fragments, checked by posting them back
+    // config forms: server-rendered fragments, checked by posting them back (answered as the form judged)
     form: (formUrl) => getHTML(formUrl, url.login),
     checkForm: (form) => postForm(form.action, form),
   };

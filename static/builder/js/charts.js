@@ -6,7 +6,7 @@
 // data-drawn (JSON), which the browser tests compare with the API's numbers.
 //
 // Renderers take the API's own shapes: GET /api/workflows/<id>/executions/stats/ (runs, durations)
-// and the state panel's key chart (a key over time). The editor hooks in through RunCharts and
+// and GET /api/workflows/<id>/state-chart/ (a key over time). The editor hooks in through RunCharts and
 // StateCharts, given the api module (api.js) and the panel they draw beside; other pages through
 // mountCharts (server-rendered JSON).
 

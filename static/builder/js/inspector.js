@@ -1,5 +1,6 @@
 // The right-hand panel: the selected node's label and its server-rendered config form (GET
-// /builder/forms/<action>/), live field checks (POST to the same URL), reference badges, a live
+// /builder/forms/<action>/), live field checks (POST to the same URL, which answers the form
+// judged), reference badges, a live
 // preview of each field's value, the problems Validate found, Test step, the node's pinned data
 // and its data in the shown run (a tree, a table or a schema); a note's text; a connection.
 //
@@ -495,13 +496,17 @@ export class Inspector {
     const form = this.form;
     const seq = this.seq;
     if (!form) return;
-    const { data } = await this.api.checkForm(form);
+    const { html } = await this.api.checkForm(form);
     if (seq !== this.seq || form !== this.form) return;
-    const errors = data.errors || {};
+    const judged = new DOMParser().parseFromString(html, "text/html");
+    const errors = {};
+    for (const box of judged.querySelectorAll(".field[data-field]")) {
+      errors[box.dataset.field] = [...box.querySelectorAll(".field-errors li")].map((li) => li.textContent);
+    }
     for (const box of form.querySelectorAll(".field[data-field]")) {
       const name = box.dataset.field;
       if (!this.touched.has(name)) continue;
-      this.setFieldErrors(name, (errors[name] || []).map((e) => e.message));
+      this.setFieldErrors(name, errors[name] || []);
     }
   }
 

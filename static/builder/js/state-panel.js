@@ -1,6 +1,6 @@
 // The State panel: the workflow's live keys, each key's recent history and the organization's
-// usage (api.state()). Read-only: nothing here writes state. It keeps what it read and draws it
-// in render().
+// usage (api.state(), api.stateHistory(key): the API's state summary and history). Read-only:
+// nothing here writes state. It keeps what it read and draws it in render().
 
 import { el } from "./dom.js";
 
@@ -184,10 +184,10 @@ export class StatePanel {
   async loadHistory(key, list) {
     const seq = (this.historySeq.get(key) || 0) + 1;
     this.historySeq.set(key, seq);
-    const { ok, data } = await this.api.state(key);
+    const { ok, data } = await this.api.stateHistory(key);
     if (this.historySeq.get(key) !== seq || !list.isConnected) return;
     if (!ok) return list.replaceChildren(el("li", "field-errors", `The history could not be read: ${data.detail || "try Refresh."}`));
-    list.replaceChildren(...data.history.map((event) => historyItem(event, false)));
+    list.replaceChildren(...data.results.map((event) => historyItem(event, false)));
     list.dataset.loaded = "true";
   }
 }
