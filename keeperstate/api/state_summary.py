@@ -4,7 +4,8 @@
   the newest changes of any key, and the organization's and the workflow's usage against limits;
 * ``GET /api/workflows/<id>/state-history/?key=``: the newest changes of the workflow's keys, or of
   one key (named in the query, so any key can be, whatever it holds);
-* ``GET /api/workflows/<id>/state-chart/?key=&range=``: a key over time (keeperstate.state.charts).
+* ``GET /api/workflows/<id>/state-chart/?key=&range=``: a key over time (keeperstate.state.charts),
+  with what the runs read of it over the whole range (keeperstate.executions.readings).
 
 Reads only, through the state selectors, in the shapes of keeperstate.state.shapes; scoped and
 authenticated like every state route (keeperstate.api.state).
@@ -18,13 +19,16 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from keeperstate.accounts.access import get_workflow_for
 from keeperstate.api.fields import WholeNumberField
 from keeperstate.api.schema import errors
 from keeperstate.api.state import StateEntryOutput, StateEventOutput, _StateView
 from keeperstate.core.buckets import RANGES, parse_range
+from keeperstate.executions.readings import key_readings
 from keeperstate.state.charts import key_series
 from keeperstate.state.clients import MAX_PAGE
 from keeperstate.state.selectors import org_usage, state_entries, state_history
+from keeperstate.state.store import StateScope
 from keeperstate.state.values import normalize_key
 
 SUMMARY_HISTORY = 50
@@ -83,6 +87,10 @@ class StateChartOutput(serializers.Serializer):
     bucketSeconds = serializers.IntegerField(required=False)
     buckets = serializers.ListField(child=serializers.JSONField(), required=False,
                                     help_text="writes: {start, end, writes, deletes} per bucket of the range.")
+    runs = serializers.JSONField(
+        help_text="What the runs read of the key over the whole range (its State Get and State Increment nodes "
+        "of a literal key): {range, bucketSeconds, nodes, buckets: [{start, end, last, min, max, reads}]}; the "
+        "history keeps a key's newest changes only.")
 
 
 @extend_schema(tags=["state"])
@@ -119,14 +127,16 @@ class StateHistoryListView(_StateView):
 @extend_schema(tags=["state"])
 class StateChartView(_StateView):
     @extend_schema(
-        summary="A key over time, from the history the store keeps (the State panel's chart)",
+        summary="A key over time, from the history the store keeps and the runs' own records (the State panel's chart)",
         parameters=[
             OpenApiParameter("key", str, required=True, description="The key."),
-            OpenApiParameter("range", str, enum=list(RANGES), description="writes: 1h, 24h (default) or 7d."),
+            OpenApiParameter("range", str, enum=list(RANGES), description="1h, 24h (default) or 7d."),
         ],
         responses={200: StateChartOutput, **errors(400, 401, 404)},
     )
     def get(self, request: Request, pk: str) -> Response:
-        scope = self.scope(request, pk)
+        workflow = get_workflow_for(request.user, pk)  # 404 for another organization's
+        scope = StateScope(organization_id=workflow.organization_id, workflow_id=workflow.id)
         key = normalize_key(request.query_params.get("key", ""))
-        return Response(key_series(scope=scope, key=key, span=parse_range(request.query_params.get("range"))))
+        span = parse_range(request.query_params.get("range"))
+        return Response({**key_series(scope=scope, key=key, span=span), "runs": key_readings(workflow, key, span)})

@@ -71,7 +71,11 @@ def test_other_values_are_writes_per_bucket(client_as_alice, workflow):
 
 
 def test_a_key_without_history_is_empty(client_as_alice, workflow):
-    assert client_as_alice.get(chart_url(workflow, "never")).json() == {"key": "never", "kind": "empty", "events": 0}
+    body = client_as_alice.get(chart_url(workflow, "never")).json()
+
+    assert {name: body[name] for name in ("key", "kind", "events")} == {"key": "never", "kind": "empty", "events": 0}
+    assert set(body) == {"key", "kind", "events", "runs"}
+    assert not any(bucket["reads"] for bucket in body["runs"]["buckets"])
 
 
 def test_the_series_holds_the_history_the_store_keeps(client_as_alice, workflow, settings):
@@ -132,3 +136,36 @@ def test_a_numeric_key_is_one_statement_of_history_and_other_values_two(workflow
     with CaptureQueriesContext(connection) as writes:
         key_series(scope=scope, key="t", span=RANGES["24h"])
     assert (len(numbers), len(writes)) == (1, 2)  # the kept events; then their count per bucket
+
+
+def test_the_runs_readings_cover_the_whole_range_beyond_the_kept_history(client_as_alice, monitor, settings):
+    # given a history that keeps two changes only, and four runs of the monitor (blocks 100 … 103)
+    from django.db import connection
+
+    from keeperstate.state.maintenance import HISTORY_SETTING_SQL
+    settings.KEEPERSTATE_HISTORY_PER_KEY = 2
+    with connection.cursor() as cursor:
+        cursor.execute(HISTORY_SETTING_SQL, {"value": 2})
+    for block in (100, 101, 102, 103):
+        run_workflow(monitor, {"block": block})
+
+    body = client_as_alice.get(chart_url(monitor, "cursor", range="1h")).json()
+
+    # then the history's points are its last two changes; the runs' readings, what every State Get
+    # read (the first found no cursor: no number)
+    assert [p["value"] for p in body["points"]] == [102, 103]
+    runs = body["runs"]
+    assert (runs["range"], runs["bucketSeconds"], runs["nodes"]) == ("1h", 120, ["state-get-1"])
+    read = [b for b in runs["buckets"] if b["reads"]]
+    assert sum(b["reads"] for b in read) == 3
+    assert read[-1]["last"] == 102  # the cursor the last run read, before it wrote 103
+    assert min(b["min"] for b in read) == 100
+
+
+def test_a_key_no_node_reads_has_no_readings(client_as_alice, workflow):
+    state_set(scope=scope_of(workflow), key="made-by-hand", value=5)
+
+    runs = client_as_alice.get(chart_url(workflow, "made-by-hand")).json()["runs"]
+
+    assert runs["nodes"] == []
+    assert all(b["reads"] == 0 and b["last"] is None for b in runs["buckets"])

@@ -124,7 +124,7 @@ def test_a_pinned_output_is_marked_and_used_by_run_and_test_step_until_unpinned(
 
     page.locator("#btn-pin-run").click()
     expect(card(page, "head")).to_have_class(has_class("pinned"))
-    expect(card(page, "head").locator(".node-pin")).to_have_text("📌 pinned data")
+    expect(card(page, "head").locator(".node-pin")).to_have_text("pinned data")
     page.locator("#inspector").screenshot(path=str(artifacts / "editor-pinned-data.png"))
 
     # Run (saves first): Head does not run, its pinned output feeds Copy

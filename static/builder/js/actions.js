@@ -390,7 +390,9 @@ export function createActions({ store, api, catalogue, canvas, confirm, stateWri
 
   // --- server round trips ---------------------------------------------------------------
 
+  // The findings of a check; the same findings again change nothing (no card is redrawn for them).
   function applyReport(report) {
+    if (JSON.stringify(report) === JSON.stringify(store.ui.report)) return;
     store.set({ report }, { origin: "report" });
   }
 

@@ -17,6 +17,7 @@ const MIN_ZOOM = 0.3;
 const MAX_ZOOM = 1.6;
 const ZOOM_STEP = 1.2;
 const FIT_MARGIN = 32;
+const FIT_BOTTOM = 64; // clear of the status line that floats at the canvas's foot
 const PAN_STEP = 60;
 const EDGE_PAD = 400; // room around the graph in the edge layer for curves that bulge out
 const NOTE_LINES = 8;
@@ -140,7 +141,7 @@ export class Canvas {
     const notes = [];
     if (pinnedData(node)) {
       card.classList.add("pinned");
-      const mark = el("div", "node-pin", "📌 pinned data");
+      const mark = el("div", "node-pin", "pinned data");
       mark.title = "Runs from the editor and Test step use this node's pinned data instead of running it; scheduled, webhook and API runs run it.";
       card.append(mark);
       notes.push("pinned data");
@@ -327,11 +328,11 @@ export class Canvas {
     this.applyView();
   }
 
-  // Show the whole graph: as large as fits, at most 100 %, centred.
+  // Show the whole graph: as large as fits, at most 100 %, centred (above the status line).
   fit() {
     const b = boundsOf(this.boxes());
     const width = this.root.clientWidth;
-    const height = this.root.clientHeight;
+    const height = this.root.clientHeight - (FIT_BOTTOM - FIT_MARGIN);
     const zoom = clamp(Math.min((width - 2 * FIT_MARGIN) / Math.max(b.width, 1), (height - 2 * FIT_MARGIN) / Math.max(b.height, 1)), MIN_ZOOM, 1);
     this.view = { zoom, x: (width - b.width * zoom) / 2 - b.x * zoom, y: (height - b.height * zoom) / 2 - b.y * zoom };
     this.applyView();
@@ -352,7 +353,7 @@ export class Canvas {
     if (left < FIT_MARGIN) dx = FIT_MARGIN - left;
     else if (left + b.width * zoom > width - FIT_MARGIN) dx = width - FIT_MARGIN - (left + b.width * zoom);
     if (top < FIT_MARGIN) dy = FIT_MARGIN - top;
-    else if (top + b.height * zoom > height - FIT_MARGIN) dy = height - FIT_MARGIN - (top + b.height * zoom);
+    else if (top + b.height * zoom > height - FIT_BOTTOM) dy = height - FIT_BOTTOM - (top + b.height * zoom);
     if (dx || dy) this.panBy(dx, dy);
   }
 

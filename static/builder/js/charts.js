@@ -316,44 +316,76 @@ function perBucket(seconds) {
   return `${seconds / 60} minutes`;
 }
 
+// A numeric key: its kept changes (exact, each with its run) and, over the chart's whole range,
+// what the runs read of it (the last value per bucket; GET …/state-chart/'s `runs`): the history
+// keeps a key's newest changes only, which a cursor written every block fills in minutes.
 export function renderKeyChart(host, series) {
-  if (series.kind === "empty") {
+  const read = (series.runs?.buckets || []).filter((b) => b.reads && b.last !== null);
+  if (series.kind === "empty" && !read.length) {
     host.replaceChildren(el("p", "muted small chart-empty", `No history of ${series.key} to chart.`));
     return null;
   }
   if (series.kind === "writes") return renderWritesChart(host, series);
   const { root, summary, canvas, tableBox } = figure(host, { kind: "key", title: `${series.key} over time` });
-  const points = series.points;
+  const points = series.points || [];
   const values = points.filter((p) => p.value !== null).map((p) => p.value);
   const last = points[points.length - 1];
-  summary.textContent = `${points.length} change${points.length === 1 ? "" : "s"} kept: from ${values[0]} to ${last.value ?? "deleted"}`
-    + ` (lowest ${Math.min(...values)}, highest ${Math.max(...values)}), last ${shortTime(last.at)}.`;
+  const parts = [];
+  if (points.length) {
+    parts.push(`${points.length} change${points.length === 1 ? "" : "s"} kept: from ${values[0]} to ${last.value ?? "deleted"}`
+      + ` (lowest ${Math.min(...values)}, highest ${Math.max(...values)}), last ${shortTime(last.at)}.`);
+  }
+  if (read.length) {
+    const reads = read.reduce((n, b) => n + b.reads, 0);
+    parts.push(`Over the ${RANGE_TEXT[series.runs.range]}, ${reads} run${reads === 1 ? "" : "s"} read it: lowest `
+      + `${Math.min(...read.map((b) => b.min))}, highest ${Math.max(...read.map((b) => b.max))}, last ${read[read.length - 1].last}.`);
+  }
+  summary.textContent = parts.join(" ");
+  const first = read.length ? new Date(series.runs.buckets[0].start).getTime() : null;
+  const end = read.length ? new Date(series.runs.buckets[series.runs.buckets.length - 1].end).getTime() : null;
+  const datasets = [{
+    key: "value",
+    label: `${series.key}, each change kept`,
+    data: points.map((p) => ({ x: new Date(p.at).getTime(), y: p.value })),
+    borderColor: "#0f7c8c",
+    backgroundColor: "#0f7c8c",
+    stepped: true, // a value holds until the next write
+    spanGaps: false, // a deletion breaks the line
+    pointRadius: 3,
+  }];
+  if (read.length) {
+    datasets.push({
+      key: "runs",
+      label: "what the runs read (last per bucket)",
+      data: read.map((b) => ({ x: new Date(b.end).getTime(), y: b.last })),
+      borderColor: "#6a3fc1",
+      backgroundColor: "#6a3fc1",
+      borderDash: [6, 4],
+      pointStyle: "triangle",
+      pointRadius: 3,
+      stepped: true,
+    });
+  }
+  const ticks = read.length ? [{ at: new Date(first).toISOString() }, { at: new Date(end).toISOString() }] : points;
   const chart = draw(canvas, {
     type: "line",
-    data: {
-      labels: points.map((p) => p.at),
-      datasets: [{
-        key: "value",
-        label: series.key,
-        data: points.map((p) => ({ x: new Date(p.at).getTime(), y: p.value })),
-        borderColor: "#0f7c8c",
-        backgroundColor: "#0f7c8c",
-        stepped: true, // a value holds until the next write
-        spanGaps: false, // a deletion breaks the line
-        pointRadius: 3,
-      }],
-    },
+    data: { datasets },
     options: {
       parsing: false,
       scales: {
-        x: { type: "linear", ticks: { maxRotation: 0, autoSkipPadding: 12, callback: timeTicks(points) } },
+        x: { type: "linear", min: first ?? undefined, max: end ?? undefined,
+          ticks: { maxRotation: 0, autoSkipPadding: 12, callback: timeTicks(ticks) } },
         y: { title: { display: true, text: "value" } },
       },
       plugins: {
-        legend: { display: false },
+        legend: { display: read.length > 0, position: "bottom", labels: { usePointStyle: true } },
         tooltip: { callbacks: {
-          title: (items) => shortTime(points[items[0].dataIndex].at),
+          title: (items) => shortTime(new Date(items[0].raw.x).toISOString()),
           label: (item) => {
+            if (item.dataset.key === "runs") {
+              const bucket = read[item.dataIndex];
+              return `${bucket.last} read by the last of ${bucket.reads} run${bucket.reads === 1 ? "" : "s"} (lowest ${bucket.min}, highest ${bucket.max})`;
+            }
             const p = points[item.dataIndex];
             return `${p.value} (v${p.version}) by ${p.execution ? `run ${p.execution.slice(0, 8)}` : p.actor}`;
           },
@@ -362,10 +394,20 @@ export function renderKeyChart(host, series) {
       },
     },
   });
-  root.dataset.drawn = JSON.stringify({ key: series.key, values: points.map((p) => p.value), at: points.map((p) => p.at), executions: points.map((p) => p.execution) });
+  root.dataset.drawn = JSON.stringify({
+    key: series.key, values: points.map((p) => p.value), at: points.map((p) => p.at), executions: points.map((p) => p.execution),
+    runs: read.map((b) => ({ start: b.start, last: b.last, reads: b.reads })),
+  });
   tableBox.append(table(`${series.key}: each change the history keeps, oldest first`, ["When", "Value", "Version", "Change", "Written by"],
     points.map((p) => [timeCell(p.at, shortTime(p.at)), p.value === null ? "deleted" : p.value, p.version ? `v${p.version}` : "—",
       p.operation, p.execution ? `run ${p.execution.slice(0, 8)}` : p.actor])));
+  if (read.length) {
+    const readings = table(`${series.key}: what the runs read, per bucket of the ${RANGE_TEXT[series.runs.range]}`, ["From", "Runs", "Last", "Lowest", "Highest"],
+      read.map((b) => [timeCell(b.start, shortTime(b.start)), b.reads, b.last, b.min, b.max]));
+    readings.className = "chart-table readings-table"; // beside the kept changes, told apart from them
+    readings.classList.remove("chart-table");
+    tableBox.append(readings);
+  }
   return { root, chart };
 }
 

@@ -28,7 +28,7 @@ function pathText(path) {
 function copyButton(path, refOf, onCopy) {
   const token = path.length ? refOf(path) : null;
   if (!token) return null;
-  const button = el("button", "copy-ref", "⧉");
+  const button = el("button", "copy-ref", "@"); // "@": the reference, as the @ list inserts it
   button.type = "button";
   button.dataset.token = token;
   button.title = `Copy ${token}`;
@@ -60,6 +60,7 @@ function treeNode(key, value, path, ctx) {
   box.open = !ctx.folded.has(box.dataset.path);
   box.addEventListener("toggle", () => ctx.onFold(box.dataset.path, !box.open));
   const summary = el("summary", "tree-row");
+  summary.dataset.path = box.dataset.path;
   let hint;
   if (type === "object") hint = `{${Object.keys(value).length}}`;
   else if (type === "array") hint = `[${value.length}]`;

@@ -503,10 +503,14 @@ export class Inspector {
     for (const box of judged.querySelectorAll(".field[data-field]")) {
       errors[box.dataset.field] = [...box.querySelectorAll(".field-errors li")].map((li) => li.textContent);
     }
+    // The form's own errors, and the validator's findings at the field (which a later check must
+    // not wipe: the form judges one node alone, the validator the graph).
+    const findings = findingsOf(this.store.ui.report, selectedNodeId(this.store.ui));
     for (const box of form.querySelectorAll(".field[data-field]")) {
       const name = box.dataset.field;
       if (!this.touched.has(name)) continue;
-      this.setFieldErrors(name, errors[name] || []);
+      const reported = findings.filter((f) => f.field === name).map((f) => f.message);
+      this.setFieldErrors(name, [...new Set([...(errors[name] || []), ...reported])]);
     }
   }
 
