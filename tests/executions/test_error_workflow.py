@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from keeperstate.executions.models import WorkflowExecution
-from keeperstate.executions.service import run_queued, run_workflow, start_run
+from keeperstate.executions.service import queue_run, run_now, run_queued, run_workflow
 from keeperstate.state.store import StateScope, state_get
 from keeperstate.workflows.services import workflow_update
 from tests.executions.graphs import trigger
@@ -70,7 +70,11 @@ def test_a_failed_run_queues_its_error_workflow_with_the_documented_input(failin
 
 @pytest.mark.parametrize("way", [Trigger.SCHEDULE, Trigger.WEBHOOK, Trigger.API])
 def test_every_way_in_starts_the_error_workflow(failing, handler, way):
-    start_run(failing, {}, trigger=way)
+    if way == Trigger.API:
+        run_now(failing, {}, trigger=way)
+    else:  # queued, and run as a worker does
+        queued = queue_run(failing, {}, trigger=way).execution
+        run_queued(queued.id, queued.organization_id)
 
     assert handler.executions.get().input["execution"]["trigger"] == way
 
