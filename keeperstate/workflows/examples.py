@@ -155,41 +155,41 @@ def reorg_safe_monitor_graph(
             ("maxReorgDepth", str(max_reorg_depth)),
             ("confirmations", str(confirmations)),
         )),
-        action("head", "Head", 0, 346, rpc_call({"method": "eth_blockNumber", "params": []})),
-        action("cursor", "Cursor", 0, 577, {"actionType": "State Get", "key": "cursor"}),
+        action("head", "Head", 0, 348, rpc_call({"method": "eth_blockNumber", "params": []})),
+        action("cursor", "Cursor", 0, 579, {"actionType": "State Get", "key": "cursor"}),
         # 1. Is the cursor's block still in the chain? If not, which block below it is?
-        action("check", "Check cursor", 0, 736, {
+        action("check", "Check cursor", 0, 738, {
             "actionType": "For Each",
             "items": f"if({exists}, slice(reverse({cursor_value}['recent']), 0, {max_depth} + 1), [])",
             "maxItems": BLOCKS_PER_RUN,
         }),
-        action("kept", "Kept block", -140, 956, fields(
+        action("kept", "Kept block", -140, 958, fields(
             ("number", f"{cursor_value}['number'] - <<@check:Check cursor.index>>"),
             ("hex", "hex(number)"),
         )),
-        action("chain-block", "Chain block", -140, 1131, rpc_call(
+        action("chain-block", "Chain block", -140, 1239, rpc_call(
             {"method": "eth_getBlockByNumber", "params": ["<<@kept:Kept block.hex>>", False]})),
-        action("still", "Still in the chain?", -233, 1362, {
+        action("still", "Still in the chain?", -233, 1470, {
             "actionType": "Condition",
             "condition": f"{chain_block} != null and {chain_block}['hash'] == <<@check:Check cursor.item>>",
         }),
-        action("found", "Found it", -408, 1609, {"actionType": "Stop Loop"}),
-        action("resume", "Resume", 140, 956, fields(
+        action("found", "Found it", -408, 1717, {"actionType": "Stop Loop"}),
+        action("resume", "Resume", 140, 958, fields(
             ("found", f"not {exists} or <<@check:Check cursor.stopped>>"),
             ("depth", f"if({exists}, <<@check:Check cursor.count>> - 1, 0)"),
             ("start", f"if({exists}, {cursor_value}['number'] - depth + 1, null)"),
             ("sent", f"not {exists} or {cursor_value}['sent']"),
         )),
         # 2. Too deep: alert, then fail. Replaced: one reorg alert, then the cursor back. Not sent: again.
-        action("ancestor-found", "Ancestor found?", 140, 1131,
+        action("ancestor-found", "Ancestor found?", 140, 1239,
                {"actionType": "Condition", "condition": "<<@resume:Resume.found>>"}),
-        action("too-deep-alert", "Reorg too deep", 327, 1362, alert({
+        action("too-deep-alert", "Reorg too deep", 327, 1470, alert({
             "type": "reorg-too-deep",
             "cursor": cursor_value,
             "maxReorgDepth": "<<@settings:Settings.maxReorgDepth>>",
             "dedupKey": "reorg-too-deep-<<@cursor:Cursor.value.hash>>",
         })),
-        action("too-deep", "Stop: reorg too deep", 432, 1609, {
+        action("too-deep", "Stop: reorg too deep", 432, 1717, {
             "actionType": "Fail Run",
             "message": "The chain no longer has any of the blocks this monitor kept (up to block "
                        "<<@cursor:Cursor.value.number>>): it reorganised deeper than maxReorgDepth "
@@ -198,9 +198,9 @@ def reorg_safe_monitor_graph(
             "details": {"block": "<<@cursor:Cursor.value.number>>", "hash": "<<@cursor:Cursor.value.hash>>",
                         "maxReorgDepth": "<<@settings:Settings.maxReorgDepth>>"},
         }),
-        action("reorganised", "Reorganised?", 47, 1362,
+        action("reorganised", "Reorganised?", 47, 1470,
                {"actionType": "Condition", "condition": "<<@resume:Resume.depth>> > 0"}),
-        action("replaced", "Replaced", -128, 1609, fields(
+        action("replaced", "Replaced", -128, 1717, fields(
             ("ancestor", "<<@resume:Resume.start>> - 1"),
             ("recent", f"{cursor_value}['recent']"),
             ("oldHashes", "slice(recent, -<<@resume:Resume.depth>>)"),
@@ -208,7 +208,7 @@ def reorg_safe_monitor_graph(
             ("ancestorHash", "kept[-1]"),
             ("key", f"'reorg-' + text(ancestor) + '-' + {cursor_value}['hash']"),
         )),
-        action("reorg-alert", "Reorg alert", -128, 1812, alert({
+        action("reorg-alert", "Reorg alert", -128, 2019, alert({
             "type": "reorg",
             "from": "<<@resume:Resume.start>>",
             "to": "<<@cursor:Cursor.value.number>>",
@@ -218,54 +218,54 @@ def reorg_safe_monitor_graph(
             "ancestorHash": "<<@replaced:Replaced.ancestorHash>>",
             "dedupKey": "<<@replaced:Replaced.key>>",
         })),
-        action("rewind", "Rewind cursor", -128, 2062, write_cursor(
+        action("rewind", "Rewind cursor", -128, 2269, write_cursor(
             {"number": "<<@replaced:Replaced.ancestor>>", "hash": "<<@replaced:Replaced.ancestorHash>>",
              "recent": "<<@replaced:Replaced.kept>>", "sent": True},
             "<<@cursor:Cursor.version>>")),
-        action("sent", "Last alert sent?", 152, 1609,
+        action("sent", "Last alert sent?", 152, 1717,
                {"actionType": "Condition", "condition": "<<@resume:Resume.sent>>"}),
         # after the loop Chain block reads as its last iteration: the cursor's own block, still there
-        action("resend", "Resend alert", 292, 1812, block_alert(
+        action("resend", "Resend alert", 292, 2019, block_alert(
             "<<@cursor:Cursor.value.number>>", "chain-block:Chain block.result")),
-        action("resent", "Mark resent", 292, 2062, write_cursor(
+        action("resent", "Mark resent", 292, 2269, write_cursor(
             {"number": "<<@cursor:Cursor.value.number>>", "hash": "<<@cursor:Cursor.value.hash>>",
              "recent": "<<@cursor:Cursor.value.recent>>", "sent": True},
             "<<@cursor:Cursor.version>>")),
         # 3. The blocks after it, each taken only if it follows the block taken before it.
-        action("range", "Range", 59, 2271, fields(
+        action("range", "Range", 59, 2478, fields(
             ("head", "number(<<@head:Head.result>>)"),
             ("safe", "head - <<@settings:Settings.confirmations>>"),
             # the first run starts 2 × maxReorgDepth blocks back, so it keeps hashes to walk back over
             ("start", "coalesce(<<@resume:Resume.start>>, max(safe - 2 * <<@settings:Settings.maxReorgDepth>>, 0))"),
             ("end", f"min(safe, start + {BLOCKS_PER_RUN - 1})"),
         )),
-        action("each-block", "Each block", 59, 2446, {
+        action("each-block", "Each block", 59, 2718, {
             "actionType": "For Each", "items": "range(<<@range:Range.start>>, <<@range:Range.end>>)",
             "maxItems": BLOCKS_PER_RUN,
         }),
-        action("block-number", "Block number", -81, 2640, fields(("hex", f"hex({item})"))),
-        action("block", "Block", -81, 2815, rpc_call(
+        action("block-number", "Block number", -81, 2912, fields(("hex", f"hex({item})"))),
+        action("block", "Block", -81, 3074, rpc_call(
             {"method": "eth_getBlockByNumber", "params": ["<<@block-number:Block number.hex>>", False]})),
-        action("saved", "Last saved", -81, 3046, {"actionType": "State Get", "key": "cursor"}),
-        action("follows", "Follows the cursor?", -81, 3205, {
+        action("saved", "Last saved", -81, 3305, {"actionType": "State Get", "key": "cursor"}),
+        action("follows", "Follows the cursor?", -81, 3464, {
             "actionType": "Condition",
             "condition": f"{block} != null and (not {saved} or {block}['parentHash'] == {saved_value}['hash'])",
         }),
-        action("next-cursor", "Next cursor", -221, 3413, fields(
+        action("next-cursor", "Next cursor", -221, 3672, fields(
             ("kept", f"if({saved}, {saved_value}['recent'], [])"),
             ("recent", f"slice(append(kept, {block}['hash']), -(2 * {max_depth} + 1))"),
         )),
         # taken before its alert: a run that dies around the alert leaves it in the cursor, not sent
-        action("save-cursor", "Save cursor", -221, 3588, write_cursor(
+        action("save-cursor", "Save cursor", -221, 3882, write_cursor(
             {"number": item, "hash": "<<@block:Block.result.hash>>", "recent": "<<@next-cursor:Next cursor.recent>>",
              "sent": False},
             "<<@saved:Last saved.version>>")),
-        action("send-alert", "Send alert", -221, 3797, block_alert(item, "block:Block.result")),
-        action("mark-sent", "Mark sent", -221, 4047, write_cursor(
+        action("send-alert", "Send alert", -221, 4091, block_alert(item, "block:Block.result")),
+        action("mark-sent", "Mark sent", -221, 4341, write_cursor(
             {"number": item, "hash": "<<@block:Block.result.hash>>", "recent": "<<@next-cursor:Next cursor.recent>>",
              "sent": True},
             "<<@save-cursor:Save cursor.version>>")),
-        action("moved", "Stop: the chain moved", 59, 3413, {"actionType": "Stop Loop"}),
+        action("moved", "Stop: the chain moved", 59, 3672, {"actionType": "Stop Loop"}),
     ]
     chain = [
         ("trigger", "settings", None), ("settings", "head", None), ("head", "cursor", None),
