@@ -3,7 +3,7 @@
 // go through the api module. The editor hands each component the few of these it uses.
 
 import { copyFragment, pasteFragment, readFragment } from "./clipboard.js";
-import { isTrigger, nextEdgeId, nextLabel, nextNodeId, nodeConfig, nodeLabel, reaches } from "./graph.js";
+import { editableConfig, isTrigger, nextEdgeId, nextLabel, nextNodeId, nodeConfig, nodeLabel, reaches } from "./graph.js";
 import { problem } from "./http.js";
 import { anyOverlap, autoLayout, freeSpot } from "./layout.js";
 import { PINNED_KEY, definitionOf, isNote, nodeById, referrersOf, selectedNodeId } from "./model.js";
@@ -237,7 +237,7 @@ export function createActions({ store, api, catalogue, canvas, confirm, stateWri
   function changeTriggerType(nodeId, triggerType) {
     const trigger = node(nodeId);
     if (!trigger || !catalogue.triggers[triggerType] || nodeConfig(trigger).triggerType === triggerType) return;
-    store.change(`make the trigger ${triggerType}`, (d) => { nodeConfig(nodeById(d, nodeId)).triggerType = triggerType; });
+    store.change(`make the trigger ${triggerType}`, (d) => { editableConfig(nodeById(d, nodeId)).triggerType = triggerType; });
     say(`The trigger is now ${triggerType}.`);
   }
 
@@ -259,7 +259,7 @@ export function createActions({ store, api, catalogue, canvas, confirm, stateWri
     const edited = node(nodeId);
     if (!edited) return;
     store.change(`edit ${name} of ${nodeLabel(edited)}`, (d) => {
-      const config = nodeConfig(nodeById(d, nodeId));
+      const config = editableConfig(nodeById(d, nodeId));
       if (value === undefined) delete config[name];
       else config[name] = value;
     }, { coalesce: `config:${nodeId}:${name}`, origin: "inspector" });

@@ -49,8 +49,7 @@ function start(root) {
     name: graph.name,
     nodes: Array.isArray(graph.nodes) ? graph.nodes : [],
     edges: Array.isArray(graph.edges) ? graph.edges : [],
-  });
-  store.ui.workflow = readJSON("workflow-settings");
+  }, { workflow: readJSON("workflow-settings") });
   const api = createApi(root.dataset);
 
   // Components first, each with what it uses; the actions' callbacks reach them through `on`.

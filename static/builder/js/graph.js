@@ -4,7 +4,14 @@ export function nodeLabel(node) {
   return (node.data && node.data.label) || node.id;
 }
 
+// A node's config, to read (an empty object when it has none: nothing is written).
 export function nodeConfig(node) {
+  const config = node.data?.config;
+  return config && typeof config === "object" ? config : {};
+}
+
+// A node's config, to change inside a store.change() (made when the node has none).
+export function editableConfig(node) {
   node.data = node.data || {};
   if (!node.data.config || typeof node.data.config !== "object") node.data.config = {};
   return node.data.config;

@@ -11,7 +11,7 @@ function clone(value) {
 }
 
 export class Store {
-  constructor(doc) {
+  constructor(doc, view = {}) {
     this.doc = { name: doc.name, nodes: doc.nodes, edges: doc.edges };
     this.ui = {
       selected: null, // {kind: "node" | "edge", id}
@@ -24,6 +24,8 @@ export class Store {
       step: null, // the last Test step's answer: {nodeId, result, handle, wroteState, sourceExecution} or {nodeId, note}
       status: null, // {text, kind}: the status line
       runs: { items: [], count: 0, next: null, window: null, followLatest: true }, // the Runs tab
+      workflow: null, // what the API last said of the workflow: active, nextRunAt, settings, its webhook
+      ...view,
     };
     this.revision = 0; // grows with every document change (undo and redo included)
     this.savedJSON = JSON.stringify(this.doc);
