@@ -40,15 +40,25 @@ def receiver():
         running.stop()
 
 
+def box_of(locator):
+    """Its box on the screen. The canvas redraws its cards on every change (a field typed): a box
+    asked for while a card is replaced is None, so it is asked again."""
+    for _ in range(50):
+        expect(locator).to_be_visible()
+        if (box := locator.bounding_box()) is not None:
+            return box
+    raise AssertionError(f"{locator} has no box")
+
+
 def centre(locator):
-    box = locator.bounding_box()
+    box = box_of(locator)
     return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
 
 
 def room_below(page, node_id, needed=300):
     """Pan the canvas up (dragging its empty left edge) until the card has `needed` px below it."""
-    canvas = page.locator("#canvas").bounding_box()
-    bottom = card(page, node_id).bounding_box()
+    canvas = box_of(page.locator("#canvas"))
+    bottom = box_of(card(page, node_id))
     short = bottom["y"] + bottom["height"] + needed - (canvas["y"] + canvas["height"])
     if short > 0:
         x, y = canvas["x"] + 12, canvas["y"] + canvas["height"] - 12
