@@ -81,6 +81,21 @@ def test_problems_and_red_borders_follow_undo_at_once(author_page, monitor):
     expect(card(page, "state-set-1")).to_have_class(has_class("has-error"))
 
 
+def test_problems_follow_a_new_connection_without_validate(author_page, monitor):
+    page = author_page
+    open_editor(page, monitor.id)
+    page.locator('.edge[data-edge-id="e3"]').click()
+    page.keyboard.press("Delete")  # State Set cut loose from the Condition
+    page.locator("#btn-validate").click()
+    expect(page.locator("#problems-list")).to_contain_text("State Set")
+
+    card(page, "condition-1").locator('.handle.out[data-handle="true"]').click()
+    card(page, "state-set-1").locator(".node-head").click()  # connected again
+
+    expect(page.locator("#problems")).to_be_hidden()
+    expect(card(page, "state-set-1")).not_to_have_class(has_class("has-error"))
+
+
 def test_undoing_back_to_the_saved_graph_is_not_an_unsaved_change(author_page, monitor):
     page = author_page
     open_editor(page, monitor.id)

@@ -15,7 +15,17 @@ from playwright.sync_api import expect
 from keeperstate.executions.service import run_workflow
 from keeperstate.state.store import StateScope, state_get
 from keeperstate.workflows.models import Workflow
-from tests.browser.helpers import accept_next_dialog, card, field, has_class, open_editor, save, select_node
+from tests.browser.helpers import (
+    accept_next_dialog,
+    boxes,
+    card,
+    field,
+    has_class,
+    open_editor,
+    overlapping,
+    save,
+    select_node,
+)
 from tests.executions.graphs import trigger
 from tests.factories import make_workflow
 
@@ -196,6 +206,21 @@ def test_a_sticky_note_is_kept_with_the_workflow_and_ignored_by_runs_and_validat
     expect(note.locator(".handle")).to_have_count(0)  # nothing connects to a note
     page.keyboard.press("Delete")
     expect(card(page, "note-1")).to_have_count(0)
+
+
+def test_auto_layout_moves_a_note_off_the_cards_it_would_cover(author_page, org, user):
+    nodes, edges = chain(trigger(), action("head", "Head", 400, {"actionType": "State Get", "key": "head"}))
+    note = {"id": "note-1", "type": "note", "position": {"x": 0, "y": 150},
+            "data": {"label": "Note", "type": "note", "text": "Where Auto-layout puts Head."}}
+    workflow = make_workflow(org, name="Noted", user=user, nodes=[*nodes, note], edges=edges)
+    page = author_page
+    open_editor(page, workflow.id)
+
+    page.locator("#btn-layout").click()
+
+    cards = boxes(page)
+    for node_id in ("trigger", "head"):
+        assert not overlapping(cards["note-1"], cards[node_id]), node_id
 
 
 def test_each_http_request_in_the_log_names_its_workflow_node_and_run(author_page, org, user, allow_server, caplog):

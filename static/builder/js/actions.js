@@ -114,10 +114,18 @@ export function createActions({ store, api, catalogue, canvas, confirm, stateWri
     return handles.length > 1 && index >= 0 ? index / (handles.length - 1) - 0.5 : 0;
   }
 
-  // Positions of the graph's nodes (notes stay where their author put them).
+  // Positions of the graph's nodes. Notes stay where their author put them, unless a card now
+  // stands there: then the note moves right, to the first place it covers nothing.
   function layoutPositions() {
     const nodes = store.doc.nodes.filter((n) => !isNote(n));
-    return autoLayout(nodes, store.doc.edges, (n) => canvas.sizeOf(n), handleOrder);
+    const positions = autoLayout(nodes, store.doc.edges, (n) => canvas.sizeOf(n), handleOrder);
+    const placed = nodes.map((n) => ({ ...positions[n.id], ...canvas.sizeOf(n) }));
+    for (const note of store.doc.nodes.filter(isNote)) {
+      const spot = freeSpot(note.position || { x: 0, y: 0 }, canvas.sizeOf(note), placed);
+      positions[note.id] = spot;
+      placed.push({ ...spot, ...canvas.sizeOf(note) });
+    }
+    return positions;
   }
 
   // A graph saved with cards on top of each other (by an API client, or cards grown taller than

@@ -142,7 +142,20 @@ function start(root) {
     if (change.doc || keys.has("workflow")) settings.render();
   }
 
-  store.subscribe(render);
+  // While a report is shown, what changes the graph (a connection, a deletion, a pin) is checked
+  // again a moment later, so Problems and the red borders follow the graph; typing in a field is
+  // checked when the field is left.
+  let recheck = null;
+  const recheckSoon = (change) => {
+    if (!change.doc || !store.ui.report || ["inspector", "adopt", "history", "saved"].includes(change.origin)) return;
+    clearTimeout(recheck);
+    recheck = setTimeout(() => actions.checkQuietly(), 400);
+  };
+
+  store.subscribe((change) => {
+    render(change);
+    recheckSoon(change);
+  });
 
   // --- the page's own controls and keys -------------------------------------------------
 
