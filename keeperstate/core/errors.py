@@ -100,6 +100,7 @@ class Code(Enum):
     STATE_KEY_LIMIT = (409, "The workflow holds as many live state keys as it may; reuse or delete keys.")
     STATE_ORG_BUDGET = (409, "The organization's state is at its budget; delete keys or give them a TTL.")
     STATE_VERSION_CONFLICT = (409, "The key was changed by another run. Read it again and retry with the new version.")
+    STATE_WRITE_CONFLICT = (409, "Writers of the same key got in each other's way; nothing was changed. Run it again.")
     STATE_NO_WORKFLOW_CONTEXT = (400, "State belongs to a workflow; run this action inside a workflow.")
     STATE_STORAGE_ERROR = (503, "The database refused the state write, so nothing was changed. Run the workflow again.")
 

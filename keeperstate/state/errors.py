@@ -43,6 +43,13 @@ class StateStorageError(StateError):
     error = Code.STATE_STORAGE_ERROR
 
 
+class StateWriteConflict(StateError):
+    """The database cancelled the write to break a deadlock among writers (on Citus, its detector
+    of distributed deadlocks) inside a caller's transaction, which cannot be retried here."""
+
+    error = Code.STATE_WRITE_CONFLICT
+
+
 class StateVersionConflict(StateError):
     error = Code.STATE_VERSION_CONFLICT
 

@@ -17,6 +17,8 @@ by the deleting statement itself (see HISTORY_SQL); the retention comes from a t
 
 from __future__ import annotations
 
+from keeperstate.core.numbers import MAX_SAFE_INTEGER
+
 # --- Is this key live? -------------------------------------------------------------------------
 # A row is live while it has no expiry or its expiry is ahead of now(), the database's clock (the
 # transaction's start: every statement of a transaction sees the same instant). Every raw
@@ -132,16 +134,19 @@ _DECREASE_MERGE = (
     "ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys - 1, bytes = u.bytes + EXCLUDED.bytes"
 )
 # The key's rows by its whole key, the primary key's prefix (migration 0020); the ids past the
-# newest ``history_per_key`` are gathered once (ARRAY(), not IN, which the planner ran again for
-# every row of the key).
+# newest ``history_per_key`` are gathered once into an array (not IN, which the planner ran again
+# for every row of the key). Three statements, each on one table: a statement that reads the
+# settings' reference table while it deletes from a sharded one is what Citus refuses on a shard.
 _TRIM_KEY = """
+        SELECT s.value INTO keep FROM keeperstate_setting s WHERE s.name = 'history_per_key';
+        doomed := ARRAY(SELECT e.id FROM workflow_state_event e
+                         WHERE e.organization_id = {org} AND e.workflow_id = {wf} AND e.key = {key}
+                         ORDER BY e.created_at DESC, e.id DESC OFFSET coalesce(keep, 50));
         DELETE FROM workflow_state_event
-         WHERE organization_id = {org} AND workflow_id = {wf} AND key = {key}
-           AND id = ANY (ARRAY(SELECT e.id FROM workflow_state_event e
-                                WHERE e.organization_id = {org} AND e.workflow_id = {wf} AND e.key = {key}
-                                ORDER BY e.created_at DESC, e.id DESC
-                               OFFSET COALESCE((SELECT s.value FROM keeperstate_setting s
-                                                 WHERE s.name = 'history_per_key'), 50)));"""
+         WHERE organization_id = {org} AND workflow_id = {wf} AND key = {key} AND id = ANY(doomed);"""
+_TRIM_DECLARE = """DECLARE
+    keep integer;
+    doomed bigint[];"""
 _TRIM_NEW = _TRIM_KEY.format(org="NEW.organization_id", wf="NEW.workflow_id", key="NEW.key")
 HISTORY_SQL = f"""
     IF TG_OP = 'UPDATE' THEN
@@ -334,11 +339,19 @@ BEGIN
     ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys;
     PERFORM 1 FROM workflow_state_usage u WHERE u.organization_id = p_org AND u.workflow_id = ANY(wfs)
       ORDER BY u.workflow_id FOR UPDATE;
-    -- The events first (the rows are locked), then the delete, whose trigger finds them.
-    INSERT INTO workflow_state_event
-        (organization_id, workflow_id, key, operation, old_value, old_version, actor, created_at)
-    SELECT organization_id, workflow_id, key, 'delete', value, version, 'sweeper', clock_timestamp()
-      FROM workflow_state WHERE organization_id = p_org AND id = ANY(ids);
+    -- The events first (the rows are locked), then the delete, whose trigger finds them. The
+    -- insert reads the rows through a CTE: an INSERT … SELECT straight from a sharded table is
+    -- planned as a distributed query, which Citus refuses inside a function on a shard.
+    WITH gone AS (
+        SELECT organization_id, workflow_id, key, value, version FROM workflow_state
+         WHERE organization_id = p_org AND id = ANY(ids)
+    ), logged AS (
+        INSERT INTO workflow_state_event
+            (organization_id, workflow_id, key, operation, old_value, old_version, actor, created_at)
+        SELECT organization_id, workflow_id, key, 'delete', value, version, 'sweeper', clock_timestamp() FROM gone
+        RETURNING 1
+    )
+    SELECT count(*) INTO n FROM logged;
     DELETE FROM workflow_state WHERE organization_id = p_org AND id = ANY(ids);
     GET DIAGNOSTICS n = ROW_COUNT;
     RETURN n;
@@ -357,6 +370,8 @@ LANGUAGE plpgsql AS $$
 DECLARE
     d record;
     n integer := 0;
+    keep integer;
+    doomed bigint[];
 BEGIN
     FOR d IN
         WITH picked AS MATERIALIZED (
@@ -373,7 +388,6 @@ BEGIN
 END;
 $$;
 """
-DROP_TRIM_HISTORY_FUNCTION_SQL = "DROP FUNCTION keeperstate_trim_history(bigint, integer);"
 
 # A key with no row at all (never written, or deleted or swept: the tombstone continues its
 # versions), in one round trip: insert, then check the limits. No row returned: the key has a
@@ -440,10 +454,114 @@ BEGIN
 END;
 $$;
 """
-DROP_SET_KEY_FUNCTION_SQL = (
-    "DROP FUNCTION keeperstate_set_key(bigint, uuid, text, jsonb, integer, uuid, bigint, boolean, integer, bigint, "
-    "bigint);"
-)
+
+# Increment in one round trip: add p_by to the live whole number in place when the sum stays a
+# safe integer and the stored value does not grow; else, for a key with no row, create it at p_by
+# (keeperstate_create_key checks the limits). No row back: the key has a row that is expired, not
+# a whole number, would pass ±2^53−1 or grow, which the locked path decides. The sum is a cast, not
+# to_jsonb(): a STABLE function over a column in an UPDATE is what a distributed planner refuses
+# (docs/scaling.md); the text of a whole number is its JSON.
+_WHOLE_NUMBER = "(jsonb_typeof({v}) = 'number' AND {v}::text ~ '^-?[0-9]+$')"
+INCREMENT_KEY_FUNCTION_SQL = f"""
+CREATE OR REPLACE FUNCTION keeperstate_increment_key(
+    p_org bigint, p_wf uuid, p_key text, p_by bigint, p_ttl integer, p_execution uuid, p_exact boolean,
+    p_max_wf integer, p_max_keys bigint, p_max_bytes bigint)
+RETURNS TABLE (value jsonb, version bigint, expires_at timestamptz, created boolean) LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+BEGIN
+    UPDATE workflow_state AS s
+       SET value = ((s.value::text::numeric + p_by)::text)::jsonb, expires_at = now() + p_ttl * interval '1 second',
+           updated_by_execution_id = p_execution, version = s.version + 1, updated_at = now()
+     WHERE s.organization_id = p_org AND s.workflow_id = p_wf AND s.key = p_key
+       AND {live("s")} AND {_WHOLE_NUMBER.format(v="s.value")}
+       AND abs(s.value::text::numeric + p_by) <= {MAX_SAFE_INTEGER}
+       AND s.size_bytes >= octet_length((s.value::text::numeric + p_by)::text)
+    RETURNING s.value, s.version, s.expires_at INTO value, version, expires_at;
+    IF FOUND THEN
+        created := false;
+        RETURN NEXT;
+        RETURN;
+    END IF;
+    RETURN QUERY SELECT to_jsonb(p_by), c.version, c.expires_at, true
+      FROM keeperstate_create_key(p_org, p_wf, p_key, to_jsonb(p_by), p_ttl, p_execution, p_exact,
+                                  p_max_wf, p_max_keys, p_max_bytes) AS c;
+END;
+$$;
+"""
+
+# The locked path, in one call, for a key the calls above could not write (a row that is expired
+# and to be revived, growing, at another version, not a whole number; or a row gone meanwhile):
+# lock the row, decide, upsert, check the limits. With p_by, an Increment (the sum, or p_by when
+# the key is not live); else a Set of p_value, a compare-and-set with p_expected. The outcome is
+# 'written', or a refusal that writes nothing: 'conflict' (the live version is not p_expected),
+# 'not_integer', 'overflow' (an Increment of a value that is not a whole number, or past ±2^53−1),
+# each with the key's live value and version (0 when not live), which the store turns into its
+# errors (keeperstate/state/store.py). Lock order: the key's row, then the usage shards, then the
+# workflow's usage row. One call runs whole on the key's shard (docs/scaling.md): its lock waits
+# are a local transaction's, and its clock is the key's node's (docs/state.md). No now() in DO
+# UPDATE SET (a distributed planner wants only immutable functions there): the inserted row
+# carries the transaction's clock, EXCLUDED.updated_at; reviving an expired row restarts its
+# created_at.
+WRITE_LOCKED_FUNCTION_SQL = f"""
+CREATE OR REPLACE FUNCTION keeperstate_write_locked(
+    p_org bigint, p_wf uuid, p_key text, p_value jsonb, p_by bigint, p_ttl integer, p_execution uuid,
+    p_expected bigint, p_exact boolean, p_max_wf integer, p_max_keys bigint, p_max_bytes bigint)
+RETURNS TABLE (outcome text, value jsonb, version bigint, expires_at timestamptz, created boolean)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    old_value jsonb;
+    old_version bigint;
+    old_live boolean;
+    old_size integer;
+    new_value jsonb;
+    new_size integer;
+BEGIN
+    SELECT s.value, s.version, {live("s")}, s.size_bytes INTO old_value, old_version, old_live, old_size
+      FROM workflow_state s WHERE s.organization_id = p_org AND s.workflow_id = p_wf AND s.key = p_key FOR UPDATE;
+    old_live := coalesce(old_live, false);
+    IF p_exact THEN
+        PERFORM keeperstate_lock_usage(p_org);
+    END IF;
+    IF p_by IS NULL THEN
+        new_value := p_value;
+        IF p_expected IS NOT NULL AND p_expected <> (CASE WHEN old_live THEN old_version ELSE 0 END) THEN
+            outcome := 'conflict';
+        END IF;
+    ELSIF NOT old_live THEN
+        new_value := to_jsonb(p_by);
+    ELSIF NOT {_WHOLE_NUMBER.format(v="old_value")} THEN
+        outcome := 'not_integer';
+    ELSIF abs(old_value::text::numeric + p_by) > {MAX_SAFE_INTEGER} THEN
+        outcome := 'overflow';
+    ELSE
+        new_value := ((old_value::text::numeric + p_by)::text)::jsonb;
+    END IF;
+    IF outcome IS NOT NULL THEN
+        value := CASE WHEN old_live THEN old_value END;
+        version := CASE WHEN old_live THEN old_version ELSE 0 END;
+        RETURN NEXT;
+        RETURN;
+    END IF;
+    INSERT INTO workflow_state AS s
+        (organization_id, workflow_id, key, value, version, expires_at, updated_by_execution_id, created_at, updated_at)
+    VALUES (p_org, p_wf, p_key, new_value, 1, now() + p_ttl * interval '1 second', p_execution, now(), now())
+    ON CONFLICT (organization_id, workflow_id, key) DO UPDATE
+       SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at,
+           updated_by_execution_id = EXCLUDED.updated_by_execution_id,
+           version = s.version + 1, updated_at = EXCLUDED.updated_at,
+           created_at = CASE WHEN s.expires_at IS NULL OR s.expires_at > EXCLUDED.updated_at
+                             THEN s.created_at ELSE EXCLUDED.created_at END
+    RETURNING s.version, s.expires_at, s.size_bytes INTO version, expires_at, new_size;
+    PERFORM keeperstate_check_usage(p_org, p_wf, NOT old_live, new_size > coalesce(old_size, 0), p_exact,
+                                    p_max_wf, p_max_keys, p_max_bytes);
+    outcome := 'written';
+    value := new_value;
+    created := NOT old_live;
+    RETURN NEXT;
+END;
+$$;
+"""
 
 # Delete in one call: the live key (at the expected version, if any), its history event with the
 # deleting execution, its tombstone and the usage counters, all written by one statement before
@@ -495,7 +613,6 @@ BEGIN
 END;
 $$;
 """
-DROP_DELETE_KEY_FUNCTION_SQL = "DROP FUNCTION keeperstate_delete_key(bigint, uuid, text, bigint, uuid);"
 
 # How the triggers above are installed: as plain functions and triggers (migration 0012), not
 # through django-pgtrigger. pgtrigger wraps every trigger function in a check of its
@@ -516,7 +633,7 @@ _TRIGGERS = (
     ("version_bump", "BEFORE UPDATE OF value, expires_at", f"FOR EACH ROW WHEN ({VERSION_BUMP_WHEN})", "",
      VERSION_BUMP_SQL),
     ("version_start", "BEFORE INSERT", "FOR EACH ROW", "", VERSION_START_SQL),
-    ("history", "AFTER INSERT OR UPDATE OR DELETE", "FOR EACH ROW", "", HISTORY_SQL),
+    ("history", "AFTER INSERT OR UPDATE OR DELETE", "FOR EACH ROW", _TRIM_DECLARE, HISTORY_SQL),
     ("usage_update", "AFTER UPDATE", f"FOR EACH ROW WHEN ({USAGE_UPDATE_WHEN})", "", USAGE_UPDATE_SQL),
 )
 STATE_TRIGGERS_SQL = "\n".join(
@@ -531,12 +648,6 @@ CREATE OR REPLACE TRIGGER keeperstate_state_{name} {events} ON workflow_state {l
     EXECUTE FUNCTION keeperstate_state_{name}();
 """
     for name, events, level, declare, body in _TRIGGERS
-)
-# The statement-level usage triggers that migration 0017 replaced by the row trigger above.
-DROPPED_STATE_TRIGGERS = ("usage_insert", "usage_delete")
-DROP_STATE_TRIGGERS_SQL = "\n".join(
-    f"DROP TRIGGER keeperstate_state_{name} ON workflow_state; DROP FUNCTION keeperstate_state_{name}();"
-    for name, *_ in _TRIGGERS
 )
 
 # History, tombstones and due marks go with their workflow, for the ORM and raw SQL alike: they
@@ -564,6 +675,8 @@ CURRENT_SQL = (
     CHECK_USAGE_FUNCTION_SQL,
     CREATE_KEY_FUNCTION_SQL,
     SET_KEY_FUNCTION_SQL,
+    INCREMENT_KEY_FUNCTION_SQL,
+    WRITE_LOCKED_FUNCTION_SQL,
     DELETE_KEY_FUNCTION_SQL,
     TRIM_HISTORY_FUNCTION_SQL,
     STATE_TRIGGERS_SQL,

@@ -7,28 +7,34 @@ rules through the database: Django admin's repairs and the sweeper run their own
 (keeperstate.state.selectors), and whoever writes, the triggers compute versions
 (keeperstate/state/models.py), record every change in the history and keep the usage counters.
 
-Three paths, so the limits are exact under concurrency and each write is as few round trips as
-it can be:
+Every operation is one statement, so the limits are exact under concurrency and each write is
+one round trip where it can be:
 
-* **One statement** for Get, and for a write of a live key whose stored size does not grow: an
-  Increment, a compare-and-set, a Set of a key this connection has seen live (``OVERWRITE_SQL``,
-  see ``_seen``; with prepared statements, ADR 0068).
-* **One function call** for any other Set (``keeperstate_set_key``: that overwrite, else the
-  creation below), for Delete (``keeperstate_delete_key``: the row and its history event), and
-  for a key with no row: ``keeperstate_create_key`` inserts it, and the usage trigger counts it (holding the
-  workflow's and organization's usage rows until commit), then ``keeperstate_check_usage``
-  reads the counters: exact, with no scan, whatever the size of the organization. Only a write
-  that would pass a limit reclaims the scope's expired rows and counts again, so an expired key
-  frees its slot although nobody wrote at expiry time.
-* **The locked path** for a key that has a row (expired, to be revived; or live and growing):
-  lock the row, decide (compare-and-set, Increment's arithmetic), upsert, check the counters.
+* **Get** is a ``SELECT`` on the key.
+* **A write** is one call of a store function (keeperstate/state/sql.py): ``keeperstate_set_key``
+  (overwrite the live key in place, at the expected version for compare-and-set, or create a key
+  that has no row), ``keeperstate_create_key`` (a key that must not exist),
+  ``keeperstate_increment_key`` (add to the live whole number, or create the key),
+  ``keeperstate_delete_key``. A key with no row is inserted and the usage trigger counts it
+  (holding the workflow's and organization's usage rows until commit); then
+  ``keeperstate_check_usage`` reads the counters: exact, with no scan, whatever the size of the
+  organization. Only a write that would pass a limit reclaims the scope's expired rows and counts
+  again, so an expired key frees its slot although nobody wrote at expiry time.
+* **The locked path**, ``keeperstate_write_locked``, for a key those calls could not write (a row
+  that is expired, to be revived; growing; at another version; not a whole number): lock the row,
+  decide (compare-and-set, Increment's arithmetic), upsert, check the counters, in the same call.
+
+Functions, not statements sent alone, because each runs whole where the key is: on a sharded
+database on the key's shard, with that node's clock for every expiry it reads or writes (a plain
+UPDATE would take its now() from the coordinator: docs/state.md, "One clock"), and its locks are
+a local transaction's.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -41,6 +47,7 @@ from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from keeperstate.core.cursors import kept_cursor
+from keeperstate.core.sharding import names_constraint
 from keeperstate.state.db import iso, load_json, logger, storage_errors
 from keeperstate.state.errors import (
     StateInvalidValue,
@@ -48,10 +55,10 @@ from keeperstate.state.errors import (
     StateOrgBudget,
     StateStorageError,
     StateVersionConflict,
+    StateWriteConflict,
 )
 from keeperstate.state.sql import LIVE_SQL
 from keeperstate.state.values import (
-    MAX_SAFE_INTEGER,
     encode_value,
     normalize_key,
     parse_expected_version,
@@ -103,79 +110,38 @@ class StateDelete:
 
 MISSING = StateEntry(exists=False, value=None, version=0, expires_at=None)
 
-_SCOPE = "organization_id = %(org)s AND workflow_id = %(wf)s"
-_KEY = f"{_SCOPE} AND key = %(key)s"
-# now() + NULL * interval is NULL: no TTL, no expiry.
-_EXPIRY = "now() + %(ttl)s * interval '1 second'"
-# The version bump the trigger would make (keeperstate/state/sql.py, VERSION_BUMP_WHEN):
-# written here, the trigger's function is not called.
-_BUMP = "version = version + 1, updated_at = now()"
-_SET_ROW = f"expires_at = {_EXPIRY}, updated_by_execution_id = %(execution)s, {_BUMP}"
-_INTEGER = "(jsonb_typeof(value) = 'number' AND value::text ~ '^-?[0-9]+$')"
+_KEY = "organization_id = %(org)s AND workflow_id = %(wf)s AND key = %(key)s"
 
 GET_SQL = f"SELECT value, version, expires_at FROM workflow_state WHERE {_KEY} AND {LIVE_SQL}"
 
-# The new value is cast, not to_jsonb(): a STABLE function over a column in an UPDATE is what a
-# distributed planner refuses (docs/scaling.md); the text of a whole number is its JSON.
-INCREMENT_SQL = f"""
-UPDATE workflow_state SET value = ((value::text::numeric + %(by)s)::text)::jsonb, {_SET_ROW}
- WHERE {_KEY} AND {LIVE_SQL} AND {_INTEGER}
-   AND abs(value::text::numeric + %(by)s) <= {MAX_SAFE_INTEGER}
-   AND size_bytes >= octet_length((value::text::numeric + %(by)s)::text)
-RETURNING value, version, expires_at
-"""
-
-# The delete and its history event with the deleting execution, in one call (state/sql.py);
-# the deleted version, or NULL.
-DELETE_SQL = "SELECT keeperstate_delete_key(%(org)s, %(wf)s, %(key)s, %(expected)s, %(execution)s)"
-
 _LIMITS = "%(exact)s, %(max_wf)s, %(max_keys)s, %(max_bytes)s"
-# A key with no row: insert and check in one call (state/sql.py); no row back = the key has one.
+# A key that must not exist (compare-and-set at version 0): insert and check in one call; no row
+# back = the key has a row.
 CREATE_SQL = f"""
 SELECT version, expires_at
   FROM keeperstate_create_key(%(org)s, %(wf)s, %(key)s, %(value)s::jsonb, %(ttl)s, %(execution)s, {_LIMITS})
 """
-# Set: overwrite the live key (at the expected version, if any) or, with none, create it, in one
-# call (state/sql.py); no row back = the locked path decides.
+# Set: overwrite the live key (at the expected version, if any) or, with none, create it; no row
+# back = the locked path decides.
 SET_SQL = f"""
 SELECT version, expires_at, created
   FROM keeperstate_set_key(%(org)s, %(wf)s, %(key)s, %(value)s::jsonb, %(ttl)s, %(execution)s, %(expected)s,
                            {_LIMITS})
 """
-# The overwrite keeperstate_set_key makes, as a statement of its own; with an expected version,
-# only at that version (compare-and-set, which never creates). No row back: the key has no row,
-# or an expired, growing or other-versioned one. Prepared by the client (KEEPERSTATE_DB_PREPARED_
-# STATEMENTS), its plan is kept as the function's is, without the call into PL/pgSQL (4% of an
-# overwrite, ADR 0068); on a sharded database it routes by its organization_id.
-_OVERWRITE = f"""
-UPDATE workflow_state SET value = %(value)s::jsonb, {_SET_ROW}
- WHERE {_KEY} AND {LIVE_SQL} AND size_bytes >= octet_length((%(value)s::jsonb)::text){{cas}}
-RETURNING version, expires_at
+# Increment: add to the live whole number, or create the key; no row back = the locked path.
+INCREMENT_SQL = f"""
+SELECT value, version, expires_at, created
+  FROM keeperstate_increment_key(%(org)s, %(wf)s, %(key)s, %(by)s, %(ttl)s, %(execution)s, {_LIMITS})
 """
-OVERWRITE_SQL = _OVERWRITE.format(cas="")
-OVERWRITE_CAS_SQL = _OVERWRITE.format(cas=" AND version = %(expected)s")
-# The exact path (near the budget, or in a caller's transaction): hold every usage shard first.
-LOCK_USAGE_SQL = "SELECT keeperstate_lock_usage(%(org)s)"
-
-# The locked path.
-LOCK_ROW_SQL = f"SELECT value, version, {LIVE_SQL}, size_bytes FROM workflow_state WHERE {_KEY} FOR UPDATE"
-# Insert, or overwrite the existing row (live or expired) in place; reviving an expired row
-# restarts its created_at. No now() in DO UPDATE SET (a distributed planner wants only immutable
-# functions there): the inserted row carries the transaction's clock, EXCLUDED.updated_at.
-UPSERT_SQL = f"""
-INSERT INTO workflow_state
-    (organization_id, workflow_id, key, value, version, expires_at, updated_by_execution_id, created_at, updated_at)
-VALUES (%(org)s, %(wf)s, %(key)s, %(value)s::jsonb, 1, {_EXPIRY}, %(execution)s, now(), now())
-ON CONFLICT (organization_id, workflow_id, key) DO UPDATE
-   SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at,
-       updated_by_execution_id = EXCLUDED.updated_by_execution_id,
-       version = workflow_state.version + 1, updated_at = EXCLUDED.updated_at,
-       created_at = CASE WHEN workflow_state.expires_at IS NULL OR workflow_state.expires_at > EXCLUDED.updated_at
-                         THEN workflow_state.created_at ELSE EXCLUDED.created_at END
-RETURNING version, expires_at, size_bytes
+# The locked path (state/sql.py): a Set (by NULL) or an Increment, and its outcome.
+WRITE_LOCKED_SQL = f"""
+SELECT outcome, value, version, expires_at, created
+  FROM keeperstate_write_locked(%(org)s, %(wf)s, %(key)s, %(value)s::jsonb, %(by)s, %(ttl)s, %(execution)s,
+                                %(expected)s, {_LIMITS})
 """
-# After the write, in its transaction: the counters include it (state/sql.py).
-CHECK_USAGE_SQL = f"SELECT keeperstate_check_usage(%(org)s, %(wf)s, %(adds_key)s, %(grew)s, {_LIMITS})"
+# The delete and its history event with the deleting execution, in one call (state/sql.py);
+# the deleted version, or NULL.
+DELETE_SQL = "SELECT keeperstate_delete_key(%(org)s, %(wf)s, %(key)s, %(expected)s, %(execution)s)"
 
 # SQLSTATEs keeperstate_check_usage raises, with the usage before the write in DETAIL; and the
 # one that asks for the exact path.
@@ -196,7 +162,6 @@ def state_get(*, scope: StateScope, key: Any) -> StateEntry:
         row = cursor.fetchone()
     if row is None:
         return MISSING
-    _seen(db).add((scope.organization_id, scope.workflow_id, params["key"]))
     value, version, expires_at = row
     return StateEntry(exists=True, value=load_json(value), version=version, expires_at=expires_at)
 
@@ -215,31 +180,22 @@ def state_set(
     expected = parse_expected_version(expected_version)
 
     db = _db()
-    seen, known = _seen(db), (scope.organization_id, scope.workflow_id, params["key"])
     with storage_errors("write"), _refusals(params["key"]):
         if expected == 0:  # the key must have no live row, so there is nothing to overwrite
             row, created = _with_limits(db, CREATE_SQL, params), True
-        elif (expected is not None or known in seen) and _prepares(db):  # the overwrite alone
-            sql = OVERWRITE_SQL if expected is None else OVERWRITE_CAS_SQL
-            row, created = _one(db, sql, {**params, "expected": expected}), False
         else:  # the overwrite (at the expected version), or else the creation, in one call
             row = _with_limits(db, SET_SQL, {**params, "expected": expected})
             created = row is not None and row[2]
         if row is not None:
-            seen.add(known)
             return StateWrite(params["key"], version=row[0], created=created, expires_at=row[1], value=value)
-        # The key has no row this write can take in one statement (expired, growing, another
-        # version, or gone since this connection saw it): the locked path decides.
-        seen.discard(known)
-
-        def decide(current: _Current) -> Any:
-            if expected is not None and expected != current.live_version:
-                raise StateVersionConflict(
-                    key=params["key"], expected=expected, current=current.live_version, current_value=current.value
-                )
-            return value
-
-        return _locked_write(db, params, decide)
+        # The key has a row this call could not take (expired, growing, another version): the
+        # locked path decides.
+        outcome, current, version, expires_at, created = _locked_write(db, {**params, "by": None, "expected": expected})
+        if outcome == "conflict":
+            assert expected is not None  # only a compare-and-set can conflict
+            raise StateVersionConflict(key=params["key"], expected=expected, current=version,
+                                       current_value=load_json(current))
+        return StateWrite(params["key"], version=version, created=created, expires_at=expires_at, value=value)
 
 
 def state_increment(*, scope: StateScope, key: Any, by: Any = 1, ttl: Any = None) -> StateWrite:
@@ -248,32 +204,26 @@ def state_increment(*, scope: StateScope, key: Any, by: Any = 1, ttl: Any = None
     params = {**_params(scope, key, ttl), "by": step}
     db = _db()
     with storage_errors("write"), _refusals(params["key"]):
-        row = _one(db, INCREMENT_SQL, params)
+        row = _with_limits(db, INCREMENT_SQL, params)
         if row is not None:
-            return StateWrite(params["key"], version=row[1], created=False, expires_at=row[2], value=load_json(row[0]))
-        row = _with_limits(db, CREATE_SQL, {**params, "value": encode_value(step)})
-        if row is not None:
-            return StateWrite(params["key"], version=row[0], created=True, expires_at=row[1], value=step)
-
-        def decide(current: _Current) -> Any:
-            if not current.live:
-                return step
-            if isinstance(current.value, bool) or not isinstance(current.value, int):
-                raise StateInvalidValue(
-                    f"State Increment needs a whole number, but '{params['key']}' holds "
-                    f"{json.dumps(current.value)[:60]}. Set it to a number first, or use another key.",
-                    field="key",
-                )
-            result = current.value + step
-            if abs(result) > MAX_SAFE_INTEGER:
-                raise StateInvalidValue(
-                    f"Incrementing '{params['key']}' by {step} would pass ±2^53−1, beyond what JSON readers "
-                    "keep exactly. Reset the counter.",
-                    field="by",
-                )
-            return result
-
-        return _locked_write(db, params, decide)
+            return StateWrite(params["key"], version=row[1], created=row[3], expires_at=row[2], value=load_json(row[0]))
+        # An expired row, a value that is not a whole number or would grow: the locked path.
+        outcome, value, version, expires_at, created = _locked_write(
+            db, {**params, "value": None, "expected": None}
+        )
+    if outcome == "not_integer":
+        raise StateInvalidValue(
+            f"State Increment needs a whole number, but '{params['key']}' holds "
+            f"{json.dumps(load_json(value))[:60]}. Set it to a number first, or use another key.",
+            field="key",
+        )
+    if outcome == "overflow":
+        raise StateInvalidValue(
+            f"Incrementing '{params['key']}' by {step} would pass ±2^53−1, beyond what JSON readers "
+            "keep exactly. Reset the counter.",
+            field="by",
+        )
+    return StateWrite(params["key"], version=version, created=created, expires_at=expires_at, value=load_json(value))
 
 
 def state_delete(*, scope: StateScope, key: Any, expected_version: Any = None) -> StateDelete:
@@ -283,7 +233,6 @@ def state_delete(*, scope: StateScope, key: Any, expected_version: Any = None) -
     db = _db()
     with storage_errors("delete"):
         row = _one(db, DELETE_SQL, params)
-        _seen(db).discard((scope.organization_id, scope.workflow_id, params["key"]))
         if row is not None and row[0] is not None:
             return StateDelete(deleted=True, previous_version=row[0])
         if expected is not None:
@@ -291,20 +240,6 @@ def state_delete(*, scope: StateScope, key: Any, expected_version: Any = None) -
             if current != expected:
                 raise StateVersionConflict(key=params["key"], expected=expected, current=current, current_value=value)
     return StateDelete(deleted=False, previous_version=0)
-
-
-@dataclass(frozen=True)
-class _Current:
-    """The key's row under lock: its value, version and size if any, and whether it is live."""
-
-    value: Any
-    version: int
-    live: bool
-    size: int
-
-    @property
-    def live_version(self) -> int:
-        return self.version if self.live else 0
 
 
 # Set while a caller's transaction writes at most one key (see one_key_transaction).
@@ -351,31 +286,6 @@ def _db() -> BaseDatabaseWrapper:
     return connections[DEFAULT_DB_ALIAS]
 
 
-# Keys this connection has seen live (read, written), as (organization, workflow, key): a hint for
-# a Set with no expected version, whose key is most likely still live when this connection wrote
-# or read it last (a monitor's cursor, rewritten every run by the same worker threads). Such a Set
-# sends the overwrite alone (OVERWRITE_SQL), as compare-and-set always does (it never creates);
-# any other calls keeperstate_set_key, which creates the key in the same call when it has no row.
-# A wrong hint costs round trips, never a wrong write (a miss goes to the locked path). Kept on
-# the connection's wrapper, which one thread uses, and bounded: it starts over at _SEEN_MAX keys.
-_SEEN_MAX = 4096
-
-
-def _seen(db: BaseDatabaseWrapper) -> set[tuple[int, uuid.UUID, str]]:
-    seen: set[tuple[int, uuid.UUID, str]] | None = getattr(db, "_keeperstate_seen_keys", None)
-    if seen is None or len(seen) >= _SEEN_MAX:
-        seen = set()
-        db._keeperstate_seen_keys = seen  # type: ignore[attr-defined]
-    return seen
-
-
-def _prepares(db: BaseDatabaseWrapper) -> bool:
-    """Whether the client prepares statements (KEEPERSTATE_DB_PREPARED_STATEMENTS): without, a
-    statement sent alone is planned on every call, and keeperstate_set_key, whose plans PL/pgSQL
-    keeps, is the faster overwrite."""
-    return bool(db.settings_dict["OPTIONS"].get("server_side_binding"))
-
-
 def _exact_only(db: BaseDatabaseWrapper) -> bool:
     return db.in_atomic_block and not _one_key.get()
 
@@ -393,42 +303,12 @@ def _with_limits(db: BaseDatabaseWrapper, sql: str, params: dict[str, Any]) -> t
     return _one(db, sql, {**params, **_limits(True)})
 
 
-def _locked_write(db: BaseDatabaseWrapper, params: dict[str, Any], decide: Callable[[_Current], Any]) -> StateWrite:
-    """Write a key that has a row (or just lost it), then check the ceiling and the budget.
-
-    ``decide`` sees the current row (locked) and returns the value to store, or raises. Near the
-    budget (KS000), or inside a caller's transaction, it takes the exact path.
-    """
-    exact = _exact_only(db)  # a caller's transaction may write several keys
-    try:
-        return _locked_attempt(db, params, decide, exact=exact)
-    except DatabaseError as exc:
-        if exact or _sqlstate(exc) != _COUNT_EXACTLY:
-            raise
-    return _locked_attempt(db, params, decide, exact=True)
-
-
-def _locked_attempt(
-    db: BaseDatabaseWrapper, params: dict[str, Any], decide: Callable[[_Current], Any], *, exact: bool
-) -> StateWrite:
-    # Within a whole run's transaction, no savepoint: a refusal decided here (compare-and-set,
-    # Increment's arithmetic) comes before any write, and one by the database aborts the run's
-    # transaction, which its caller rolls back whole.
-    with nullcontext() if _whole_run.get() else transaction.atomic(using=db.alias):
-        cursor = kept_cursor(db)
-        # Lock order everywhere: the key's row, then usage shards, then the workflow's usage row.
-        cursor.execute(LOCK_ROW_SQL, params)
-        row = cursor.fetchone()
-        if exact:
-            cursor.execute(LOCK_USAGE_SQL, params)
-        current = _Current(load_json(row[0]), row[1], row[2], row[3]) if row else _Current(None, 0, False, 0)
-        value = decide(current)
-        write = {**params, "value": encode_value(value)}
-        cursor.execute(UPSERT_SQL, write)
-        version, expires_at, size = cursor.fetchone()
-        grew = size > current.size
-        cursor.execute(CHECK_USAGE_SQL, {**write, **_limits(exact), "adds_key": not current.live, "grew": grew})
-    return StateWrite(params["key"], version=version, created=not current.live, expires_at=expires_at, value=value)
+def _locked_write(db: BaseDatabaseWrapper, params: dict[str, Any]) -> tuple[Any, ...]:
+    """The locked path (keeperstate_write_locked): (outcome, value, version, expires_at, created).
+    Near the budget (KS000), or inside a caller's transaction, it takes the exact path."""
+    row = _with_limits(db, WRITE_LOCKED_SQL, params)
+    assert row is not None  # the function always answers one row
+    return row
 
 
 def _sqlstate(exc: DatabaseError) -> str | None:
@@ -462,7 +342,7 @@ class _refusals:  # noqa: N801 - a context manager; a class costs less than a ge
         state = getattr(cause, "sqlstate", None)
         if state in (_KEY_LIMIT, _ORG_KEYS, _ORG_BYTES):
             raise _limit_error(state, self.key, int(cause.diag.message_detail or 0)) from None  # type: ignore[union-attr]
-        if isinstance(cause, psycopg.errors.ForeignKeyViolation) and cause.diag.constraint_name == _WORKFLOW_FK:
+        if isinstance(cause, psycopg.errors.ForeignKeyViolation) and names_constraint(cause, _WORKFLOW_FK):
             logger.warning("workflow state write refused: %s", cause)
             raise StateStorageError(
                 "The workflow is no longer in this organization (it was deleted, or moved to another "
@@ -507,14 +387,34 @@ def _params(scope: StateScope, key: Any, ttl: Any) -> dict[str, Any]:
     }
 
 
+# Deadlock detected (Postgres's, and Citus's for a distributed deadlock) and serialization failure:
+# the database cancelled the statement, which changed nothing. A conflict among writers, never a
+# storage error: sent again when it was the whole transaction; inside a caller's transaction,
+# which the database may have cancelled whole, a StateWriteConflict.
+_CANCELLED = ("40P01", "40001")
+_ATTEMPTS = 3
+
+
 def _one(db: BaseDatabaseWrapper, sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
     # Outside a transaction the statement commits on its own (one round trip); inside one, a
     # savepoint keeps a refused statement from aborting the caller's transaction, unless the
     # caller rolls back on a refusal anyway (whole_run_transaction).
-    with transaction.atomic(using=db.alias) if db.in_atomic_block and not _whole_run.get() else nullcontext():
-        cursor = kept_cursor(db)
-        cursor.execute(sql, params)
-        return cursor.fetchone()
+    for attempt in range(1, _ATTEMPTS + 1):
+        try:
+            with transaction.atomic(using=db.alias) if db.in_atomic_block and not _whole_run.get() else nullcontext():
+                cursor = kept_cursor(db)
+                cursor.execute(sql, params)
+                return cursor.fetchone()
+        except DatabaseError as exc:
+            if _sqlstate(exc) not in _CANCELLED:
+                raise
+            logger.info("state write cancelled by the database (%s), attempt %d", _sqlstate(exc), attempt)
+            if db.in_atomic_block or attempt == _ATTEMPTS:
+                raise StateWriteConflict(
+                    f"Other writers of '{params.get('key')}' got in the way and the database cancelled this write "
+                    "before it changed anything. Run it again."
+                ) from exc
+    return None
 
 
 def _live_version(db: BaseDatabaseWrapper, params: dict[str, Any]) -> tuple[int, Any]:

@@ -27,7 +27,7 @@ from tests.factories import make_workflow
 pytestmark = pytest.mark.django_db
 
 # The tables that shard with the organization and that a run reads or writes.
-SHARDED = re.compile(r'\b"?(workflow_execution|workflow_state(_\w+)?)"?(\s|$)')
+SHARDED = re.compile(r'\b"?(workflow_execution|workflow_state(_\w+)?)"?(\s|$)|\bkeeperstate_\w+\(')
 NAMES_ORGANIZATION = re.compile(r'"?organization_id"?\s*=\s*(%s|%\(org\)s)|keeperstate_\w+\(%\(org\)s')
 
 

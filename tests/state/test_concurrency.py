@@ -64,6 +64,37 @@ def test_cas_increments_lose_no_update(scope):
     assert sorted(won_versions) == list(range(2, WRITERS * rounds + 2))
 
 
+def test_16_writers_of_25_compare_and_sets_on_one_key_see_only_successes_and_conflicts(scope):
+    """Each of 16 writers reads the key and writes it with that version, 25 times, without retrying:
+    every answer is a success or a STATE_VERSION_CONFLICT (never STATE_STORAGE_ERROR, which a
+    distributed deadlock's cancellation was on Citus), and the key holds exactly the successes."""
+    state_set(scope=scope, key="cursor", value=0)
+    attempts = 25
+
+    def writer(i: int) -> dict[str, int]:
+        answers = {"success": 0, "conflict": 0}
+        for _attempt in range(attempts):
+            entry = state_get(scope=scope, key="cursor")
+            try:
+                state_set(scope=scope, key="cursor", value=entry.value + 1, expected_version=entry.version)
+                answers["success"] += 1
+            except StateVersionConflict:
+                answers["conflict"] += 1
+        return answers
+
+    results = run_together(WRITERS, writer)
+
+    failed = [r for r in results if isinstance(r, Exception)]
+    assert not failed, failed  # a StateStorageError (or any other) would be here
+    successes = sum(r["success"] for r in results)
+    conflicts = sum(r["conflict"] for r in results)
+    entry = state_get(scope=scope, key="cursor")
+    print(f"\n{WRITERS} writers x {attempts} compare-and-sets: {successes} successes, {conflicts} conflicts, "
+          f"0 storage errors; value {entry.value}, version {entry.version}")
+    assert successes + conflicts == WRITERS * attempts
+    assert (entry.value, entry.version) == (successes, successes + 1)
+
+
 def test_concurrent_creators_of_one_key_with_version_zero_have_one_winner(scope):
     results = run_together(WRITERS, lambda i: state_set(scope=scope, key="lock", value=i, expected_version=0))
 

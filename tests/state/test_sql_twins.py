@@ -2,10 +2,11 @@
 
 Whether a key is live is said once in SQL (``live()`` / ``expired()`` in keeperstate/state/sql.py:
 the store's statements and functions, the counts, the sweeper, the reclaim) and once in the ORM
-(``WorkflowStateQuerySet.live()`` / ``.expired()``: the selectors, admin), both on the database's
-clock. A test runs in one transaction, so ``now()`` is one instant throughout: rows here expire
-exactly at it and a microsecond after it (live for the database, though Python's clock has passed
-that instant by the time anything reads it), besides the plain cases, in four workflows.
+(``WorkflowStateQuerySet.live()`` / ``.expired()``: the selectors, admin), both on the clock of the
+node that holds the key (docs/state.md, "One clock"). A test runs in one transaction, so that
+clock's ``now()`` is one instant throughout: rows here expire exactly at it and a microsecond
+after it (live for the database, though Python's clock has passed that instant by the time
+anything reads it), besides the plain cases, in four workflows.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from keeperstate.state import store
 from keeperstate.state.maintenance import sweep_expired
 from keeperstate.state.models import WorkflowState
 from keeperstate.state.selectors import count_expired, org_usage, state_entries
-from keeperstate.state.store import LOCK_ROW_SQL, StateScope, state_delete, state_get, state_increment, state_set
+from keeperstate.state.store import WRITE_LOCKED_SQL, StateScope, state_delete, state_get, state_increment, state_set
 from tests.factories import make_workflow
 
 pytestmark = pytest.mark.django_db
@@ -37,13 +38,23 @@ LIVE_KEYS = {"no-ttl", "in-an-hour", "a-moment-after-now"}
 EXPIRED_KEYS = set(EXPIRIES) - LIVE_KEYS
 
 
+def key_clock(workflow: Any) -> Any:
+    """now() as the node holding the workflow's keys reads it (docs/state.md, "One clock"): on one
+    server its transaction's instant; on Citus the shard's worker's, which a plain INSERT would not
+    take (Citus computes a modification's now() on the coordinator)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT now() FROM workflow WHERE organization_id = %s AND id = %s",
+                       [workflow.organization_id, workflow.id])
+        return cursor.fetchone()[0]
+
+
 def put(workflow: Any, key: str, expires_in: str | None) -> None:
     # created a day ago, so a revival (which restarts created_at) shows
     with connection.cursor() as cursor:
         cursor.execute(
             "INSERT INTO workflow_state (organization_id, workflow_id, key, value, version, expires_at, created_at) "
-            "VALUES (%s, %s, %s, '1'::jsonb, 1, now() + %s::interval, now() - interval '1 day')",
-            [workflow.organization_id, workflow.id, key, expires_in],
+            "VALUES (%s, %s, %s, '1'::jsonb, 1, %s + %s::interval, %s - interval '1 day')",
+            [workflow.organization_id, workflow.id, key, key_clock(workflow), expires_in, key_clock(workflow)],
         )
 
 
@@ -68,12 +79,6 @@ def scope_of(row: WorkflowState) -> StateScope:
     return StateScope(organization_id=row.organization_id, workflow_id=row.workflow_id)
 
 
-def seen(scope: StateScope, key: str) -> StateScope:
-    """The scope, with its key taken for live by this connection (store._seen), whatever it is."""
-    store._seen(connection).add((scope.organization_id, scope.workflow_id, key))
-    return scope
-
-
 def every_row() -> list[WorkflowState]:
     return list(WorkflowState.objects.all())
 
@@ -92,11 +97,15 @@ def test_get_finds_exactly_the_live_rows(workflows):
 
 
 def test_the_locked_path_reads_liveness_as_the_queryset_does(workflows):
+    # keeperstate_write_locked, as a create-only Set: a live key is a conflict, any other is written
     live = ids(WorkflowState.objects.live())
     with connection.cursor() as cursor:
         for row in every_row():
-            cursor.execute(LOCK_ROW_SQL, {"org": row.organization_id, "wf": row.workflow_id, "key": row.key})
-            assert cursor.fetchone()[2] == (row.pk in live), row.key
+            cursor.execute(WRITE_LOCKED_SQL, {
+                "org": row.organization_id, "wf": row.workflow_id, "key": row.key, "value": "2", "by": None,
+                "ttl": None, "execution": None, "expected": 0, **store._limits(True),
+            })
+            assert (cursor.fetchone()[0] == "conflict") == (row.pk in live), row.key
 
 
 @pytest.mark.parametrize(
@@ -104,11 +113,9 @@ def test_the_locked_path_reads_liveness_as_the_queryset_does(workflows):
     [
         # the same size: keeperstate_set_key overwrites a live row in place, else the locked path
         pytest.param(lambda scope, key: state_set(scope=scope, key=key, value=2), id="set"),
-        # the same, for keys this connection takes for live: OVERWRITE_SQL alone, else the locked path
-        pytest.param(lambda scope, key: state_set(scope=seen(scope, key), key=key, value=2), id="set-seen"),
         # a value that grows: the locked path and its upsert for every row
         pytest.param(lambda scope, key: state_set(scope=scope, key=key, value="longer than 1"), id="set-growing"),
-        # INCREMENT_SQL for a live row, else the locked path
+        # keeperstate_increment_key for a live row, else the locked path
         pytest.param(lambda scope, key: state_increment(scope=scope, key=key), id="increment"),
     ],
 )
@@ -119,7 +126,7 @@ def test_a_write_creates_exactly_the_keys_that_are_not_live(workflows, write):
 
 
 def test_a_write_restarts_created_at_exactly_for_the_rows_that_were_not_live(workflows):
-    # UPSERT_SQL's CASE (a growing value takes the locked path for every row)
+    # keeperstate_write_locked's upsert (a growing value takes the locked path for every row)
     live = ids(WorkflowState.objects.live())
     before = {row.pk: row.created_at for row in every_row()}
     for row in every_row():

@@ -16,6 +16,7 @@ from keeperstate.state.errors import (
 from keeperstate.state.maintenance import sweep_expired
 from keeperstate.state.models import WorkflowState, WorkflowStateEvent
 from keeperstate.state.store import StateScope, state_get, state_set
+from tests import citus
 from tests.factories import make_workflow
 from tests.state.crowding import buffers, crowd_after_analyze
 
@@ -323,6 +324,7 @@ def _hot_updates_of_state() -> int:
         return cursor.fetchone()[0]
 
 
+@citus.STATISTICS
 def test_each_run_overwrites_its_cursor_without_touching_an_index(scope, workflow):
     """Every run records a new execution on the row; that column has no index (nor key check),
     so the overwrite stays a heap-only (HOT) update instead of adding to every index."""
@@ -360,7 +362,7 @@ def the_one_statement(queries: CaptureQueriesContext) -> str:
     return sent[0]
 
 
-def test_a_key_this_connection_has_not_seen_is_set_in_one_call_that_creates_it(scope):
+def test_a_new_key_is_set_in_one_call_that_creates_it(scope):
     with CaptureQueriesContext(connection) as queries:
         write = state_set(scope=scope, key="new", value=1)
 
@@ -368,34 +370,22 @@ def test_a_key_this_connection_has_not_seen_is_set_in_one_call_that_creates_it(s
     assert (write.created, write.version) == (True, 1)
 
 
-def test_a_key_this_connection_has_seen_live_is_overwritten_by_one_update(scope, monkeypatch):
-    # with prepared statements, as the service runs unless told otherwise (tests/pgbouncer runs
-    # this suite without them)
-    monkeypatch.setitem(connection.settings_dict["OPTIONS"], "server_side_binding", True)
+@pytest.mark.parametrize("prepared", [True, False], ids=["prepared", "not prepared"])
+@pytest.mark.parametrize("expected", [None, 1], ids=["set", "cas"])
+def test_an_overwrite_is_the_one_function_call_whatever_the_connection_knows(scope, monkeypatch, expected, prepared):
     state_set(scope=scope, key="cursor", value=1)
     state_get(scope=scope, key="cursor")
-
-    with CaptureQueriesContext(connection) as queries:
-        write = state_set(scope=scope, key="cursor", value=2)
-
-    assert the_one_statement(queries).lstrip().startswith("UPDATE workflow_state")
-    assert (write.created, write.version, state_get(scope=scope, key="cursor").value) == (False, 2, 2)
-
-
-@pytest.mark.parametrize("expected", [None, 1], ids=["set", "cas"])
-def test_without_prepared_statements_an_overwrite_is_the_function_whose_plans_are_kept(scope, monkeypatch, expected):
-    state_set(scope=scope, key="cursor", value=1)
-    monkeypatch.setitem(connection.settings_dict["OPTIONS"], "server_side_binding", False)
+    monkeypatch.setitem(connection.settings_dict["OPTIONS"], "server_side_binding", prepared)
 
     with CaptureQueriesContext(connection) as queries:
         write = state_set(scope=scope, key="cursor", value=2, expected_version=expected)
 
     assert "keeperstate_set_key" in the_one_statement(queries)
-    assert (write.created, write.version) == (False, 2)
+    assert (write.created, write.version, state_get(scope=scope, key="cursor").value) == (False, 2, 2)
 
 
-def test_a_key_seen_live_but_deleted_by_another_writer_is_created_again_exactly_once(scope, workflow):
-    state_set(scope=scope, key="cursor", value=1)  # this connection has seen it live
+def test_a_key_deleted_by_another_writer_is_created_again_exactly_once(scope, workflow):
+    state_set(scope=scope, key="cursor", value=1)
     with connection.cursor() as cursor:  # a writer that is not the store, e.g. a SQL console
         cursor.execute("DELETE FROM workflow_state WHERE workflow_id = %s AND key = 'cursor'", [workflow.id])
 
@@ -412,7 +402,6 @@ def test_a_key_seen_live_but_deleted_by_another_writer_is_created_again_exactly_
 
 def test_compare_and_set_never_creates_and_conflicts_on_a_missing_key(scope):
     state_set(scope=scope, key="k", value=1)
-    store._seen(connection).clear()  # compare-and-set does not need the hint
 
     with pytest.raises(StateVersionConflict):
         state_set(scope=scope, key="gone", value=1, expected_version=1)
@@ -434,12 +423,16 @@ def test_write_after_workflow_deleted_is_a_storage_error(scope, workflow):
 
 # --- a key is looked up by its key, in a workflow the statistics do not know yet (migration 0022) --
 
+_WRITE = {"ttl": None, "execution": None, **store._limits(False)}
+
+
+@citus.PLAN
 @pytest.mark.parametrize(("statement", "extra", "most"), [
     # the row's few pages; an increment adds its history event and usage rows (triggers)
     (store.GET_SQL, {}, 12),
-    (store.INCREMENT_SQL, {"by": 1, "ttl": None, "execution": None}, 40),
-    (store.OVERWRITE_SQL, {"value": "2", "ttl": None, "execution": None}, 40),
-    (store.OVERWRITE_CAS_SQL, {"value": "2", "ttl": None, "execution": None, "expected": 1}, 40),
+    (store.INCREMENT_SQL, {"by": 1, **_WRITE}, 40),
+    (store.SET_SQL, {"value": "2", "expected": None, **_WRITE}, 40),
+    (store.SET_SQL, {"value": "2", "expected": 1, **_WRITE}, 40),
 ], ids=["get", "increment", "overwrite", "cas"])
 def test_a_lookup_reads_its_key_not_every_key_of_its_workflow(scope, other_org, statement, extra, most):
     # given a workflow of 20,000 keys, written after an ANALYZE that saw only another

@@ -48,6 +48,7 @@ from django.test.utils import override_settings
 
 from keeperstate.accounts.models import Organization
 from keeperstate.core.cursors import kept_cursor
+from keeperstate.core.numbers import MAX_SAFE_INTEGER
 from keeperstate.engine.context import RunContext
 from keeperstate.engine.runner import execute_action
 from keeperstate.ops.bench_rounds import RoundRatio
@@ -75,13 +76,29 @@ DELETE FROM workflow_state
  WHERE organization_id = %(org)s AND workflow_id = %(wf)s AND key = %(key)s AND {store.LIVE_SQL}
 RETURNING version
 """
-# The statements each floor sends: the store's own single statements (overwrite, plain and
-# compare-and-set, increment, get); for creation and delete the plain INSERT and DELETE (the
-# store's delete also writes its history event).
+# The physical statement of each write, as a raw SQL writer sends it: the row found by its key,
+# live, not growing, the version moved as the store's functions move it.
+_KEY = "organization_id = %(org)s AND workflow_id = %(wf)s AND key = %(key)s"
+_SET_ROW = ("expires_at = now() + %(ttl)s * interval '1 second', updated_by_execution_id = %(execution)s, "
+            "version = version + 1, updated_at = now()")
+_OVERWRITE = f"""
+UPDATE workflow_state SET value = %(value)s::jsonb, {_SET_ROW}
+ WHERE {_KEY} AND {store.LIVE_SQL} AND size_bytes >= octet_length((%(value)s::jsonb)::text){{cas}}
+RETURNING version, expires_at
+"""
+INCREMENT_SQL = f"""
+UPDATE workflow_state SET value = ((value::text::numeric + %(by)s)::text)::jsonb, {_SET_ROW}
+ WHERE {_KEY} AND {store.LIVE_SQL} AND jsonb_typeof(value) = 'number'
+   AND size_bytes >= octet_length((value::text::numeric + %(by)s)::text)
+RETURNING value, version, expires_at
+"""
+# The statements each floor sends: the physical overwrite (plain and compare-and-set), increment
+# and get; for creation and delete the plain INSERT and DELETE (the store's delete also writes its
+# history event).
 FLOOR_STATEMENTS = {
-    "overwrite": store.OVERWRITE_SQL,
-    "cas": store.OVERWRITE_CAS_SQL,
-    "increment": store.INCREMENT_SQL,
+    "overwrite": _OVERWRITE.format(cas=""),
+    "cas": _OVERWRITE.format(cas=" AND version = %(expected)s"),
+    "increment": INCREMENT_SQL,
     "select": store.GET_SQL,
     "insert": INSERT_SQL,
     "delete": PLAIN_DELETE_SQL,
@@ -117,7 +134,7 @@ RECORDED_STATEMENTS = {
     "cas": _RECORDED_UPDATE.replace("{condition}", "AND version = %(expected)s").replace("{value}", "%(value)s::jsonb"),
     "increment": _RECORDED_UPDATE.replace(
         "{condition}", "AND jsonb_typeof(value) = 'number' AND value::text ~ '^-?[0-9]+$' "
-        f"AND abs(value::text::numeric + %(by)s) <= {store.MAX_SAFE_INTEGER}",
+        f"AND abs(value::text::numeric + %(by)s) <= {MAX_SAFE_INTEGER}",
     ).replace("{value}", "((old.value::text::numeric + %(by)s)::text)::jsonb"),
     "delete": f"""
 WITH gone AS (
