@@ -8,10 +8,14 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
+from tests import citus
 from tests.factories import make_org, make_user, make_workflow
 
+if citus.ENABLED:
+    from tests.citus import django_db_setup  # noqa: F401 - the run's database, distributed on every node
+
 # The `processes` fixture (real worker and web processes, stopped by PID) for every tier that needs it.
-pytest_plugins = ["tests.workers.processes"]
+pytest_plugins = ["tests.workers.processes", "tests.sharding.recording"]
 
 # The tiers (markers in pyproject.toml) by folder, so a new test in a tier's folder is in the tier:
 # `pytest -m "not browser and not processes and not pgbouncer and not chain"` runs without Chromium,
@@ -23,9 +27,12 @@ TESTS = Path(__file__).resolve().parent
 
 def pytest_collection_modifyitems(items):
     for item in items:
-        folder = Path(item.fspath).resolve().relative_to(TESTS).parts[0]
+        path = Path(item.fspath).resolve()
+        folder = path.relative_to(TESTS).parts[0] if path.is_relative_to(TESTS) else None
         if tier := TIERS.get(folder):
             item.add_marker(getattr(pytest.mark, tier))
+    if citus.ENABLED:
+        citus.skip_single_server(items)
 
 
 @pytest.fixture(scope="session")

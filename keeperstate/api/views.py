@@ -41,7 +41,7 @@ from keeperstate.engine.preview import preview_field
 from keeperstate.engine.registry import catalogue
 from keeperstate.engine.validation import validate_graph
 from keeperstate.executions.models import WorkflowExecution
-from keeperstate.executions.selectors import executions_of
+from keeperstate.executions.selectors import executions_of, of_workflow
 from keeperstate.executions.service import (
     Started,
     check_idempotency_key,
@@ -286,7 +286,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
         data = validated(s.TestStepInput, request)
         source = None
         if data["sourceExecution"] is not None:
-            source = workflow.executions.filter(pk=data["sourceExecution"]).first()
+            source = of_workflow(workflow).filter(pk=data["sourceExecution"]).first()
             if source is None:
                 raise NotFound("No such execution of this workflow.")
         step = run_step(workflow, data["node"], source=source, allow_writes=data["allowWrites"])

@@ -111,7 +111,8 @@ def _hooked_workflow(workflow_id: str, secret: str | None) -> Workflow:
 def _wait_for(execution: WorkflowExecution, seconds: float) -> WorkflowExecution:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        current = WorkflowExecution.objects.filter(pk=execution.pk).values_list("status", flat=True).first()
+        current = (WorkflowExecution.objects.filter(organization_id=execution.organization_id, pk=execution.pk)
+                   .values_list("status", flat=True).first())
         if current is None or current in WorkflowExecution.FINISHED:
             break
         time.sleep(POLL_SECONDS)

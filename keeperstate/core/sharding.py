@@ -2,8 +2,9 @@
 (docs/scaling.md), and a distributed database cannot change a row's shard column.
 
 ``KeepsOrganization`` makes Django's ``save()`` of an existing row leave ``organization_id`` out
-of its UPDATE (Django writes every field otherwise), and refuses a changed organization in one
-sentence instead of moving the row. A workflow's move to another organization is a copy then a
+of its UPDATE (Django writes every field otherwise) and name it in the UPDATE's WHERE (so the
+statement goes to the row's one shard, not to all of them by id), and refuses a changed
+organization in one sentence instead of moving the row. A workflow's move to another organization is a copy then a
 delete in one transaction, not an UPDATE of the key (keeperstate/workflows/move.py, ADR 0059).
 """
 
@@ -12,6 +13,15 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import models
+
+
+def names_constraint(error: Any, constraint: str) -> bool:
+    """Whether a database error (psycopg's, e.g. ``exc.__cause__``) names ``constraint``. On a
+    sharded database the error names the shard's copy of it: the name and the shard's id
+    (``workflow_state_workflow_org_fk_102058``)."""
+    name = getattr(getattr(error, "diag", None), "constraint_name", None) or ""
+    suffix = name.removeprefix(constraint)
+    return name.startswith(constraint) and (suffix == "" or (suffix[:1] == "_" and suffix[1:].isdigit()))
 
 
 class OrganizationChanged(ValueError):
@@ -44,3 +54,10 @@ class KeepsOrganization(models.Model):
                 ]
         super().save(*args, **kwargs)
         self._stored_organization_id = self.__dict__.get("organization_id")
+
+    def _do_update(self, base_qs: Any, *args: Any, **kwargs: Any) -> Any:
+        # Django's update of a saved row finds it by pk alone: the organization routes it.
+        organization = getattr(self, "_stored_organization_id", None) or self.__dict__.get("organization_id")
+        if organization is not None:
+            base_qs = base_qs.filter(organization_id=organization)
+        return super()._do_update(base_qs, *args, **kwargs)

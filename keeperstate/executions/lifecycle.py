@@ -106,7 +106,7 @@ def record_progress(execution: WorkflowExecution, node_results: dict[str, Any], 
 _EXECUTION, _WORKFLOW = Columns(WorkflowExecution, "e"), Columns(Workflow, "w")
 
 
-def _claim_sql(by_key: str) -> str:
+def _claim_sql(by_key: str, workflow_key: str) -> str:
     return f"""
 WITH e AS (
     UPDATE "workflow_execution" SET "status" = %(to)s, "started_at" = %(now)s, "heartbeat_at" = %(now)s
@@ -114,14 +114,16 @@ WITH e AS (
  RETURNING *
 )
 SELECT {_EXECUTION.sql}, {_WORKFLOW.sql}
-  FROM e JOIN {_WORKFLOW.table} ON w."organization_id" = e."organization_id" AND w."id" = e."workflow_id"
+  FROM e JOIN {_WORKFLOW.table} ON w."organization_id" = {workflow_key} AND w."id" = e."workflow_id"
 """
 
 
-# By the primary key (organization_id, id), as the job names both; by id alone for a job queued
-# before jobs carried the organization (the index on id).
-_CLAIM_SQL = _claim_sql('"organization_id" = %(org)s AND "id" = %(id)s')
-_CLAIM_BY_ID_SQL = _claim_sql('"id" = %(id)s')
+# By the primary key (organization_id, id), as the job names both, and the workflow by its
+# organization too (the CTE's rows are a result on a sharded database, so the join must name the
+# organization itself to stay on its shard); by id alone for a job queued before jobs carried the
+# organization (the index on id, migration 0023; on docs/scaling.md's fan-out list).
+_CLAIM_SQL = _claim_sql('"organization_id" = %(org)s AND "id" = %(id)s', "%(org)s")
+CLAIM_BY_ID_SQL = _claim_sql('"id" = %(id)s', 'e."organization_id"')
 
 
 def claim_to_run(
@@ -132,7 +134,7 @@ def claim_to_run(
     params: dict[str, Any] = {"to": Status.RUNNING, "now": now, "id": uuid.UUID(str(execution_id)),
                               "org": organization_id, "sources": sources(Status.RUNNING)}
     cursor = kept_cursor()
-    cursor.execute(_CLAIM_BY_ID_SQL if organization_id is None else _CLAIM_SQL, params)
+    cursor.execute(CLAIM_BY_ID_SQL if organization_id is None else _CLAIM_SQL, params)
     row = cursor.fetchone()
     if row is None:
         return None

@@ -53,7 +53,12 @@ def next_run_at(workflow: Workflow, now: datetime | None = None) -> datetime | N
 def refresh_schedule(workflow: Workflow) -> None:
     """Recompute and store ``next_run_at`` after the graph or the active flag changed."""
     workflow.next_run_at = next_run_at(workflow)
-    Workflow.objects.filter(pk=workflow.pk).update(next_run_at=workflow.next_run_at)
+    _store_next_run(workflow, workflow.next_run_at)
+
+
+def _store_next_run(workflow: Workflow, at: datetime | None) -> None:
+    # By the workflow's key: an UPDATE by id alone goes to every shard of a sharded database.
+    Workflow.objects.filter(organization_id=workflow.organization_id, pk=workflow.pk).update(next_run_at=at)
 
 
 def schedule_due(now: datetime | None = None) -> int:
@@ -87,7 +92,7 @@ def _take_due(now: datetime, organization: int) -> int:
     for workflow in due:
         schedule = schedule_of(workflow.nodes)
         if schedule is None:  # the trigger changed under a raw write; stop scheduling it
-            Workflow.objects.filter(pk=workflow.pk).update(next_run_at=None)
+            _store_next_run(workflow, None)
             continue
         tick = schedule.latest_due(now)
         busy = WorkflowExecution.objects.filter(
@@ -107,5 +112,5 @@ def _take_due(now: datetime, organization: int) -> int:
             # The organization is at its runs per minute: this tick is not run (the next one is).
             logger.warning("tick %s of workflow %s not run: organization over its runs per minute",
                            tick.isoformat(), workflow.pk)
-        Workflow.objects.filter(pk=workflow.pk).update(next_run_at=schedule.next_after(max(now, tick)))
+        _store_next_run(workflow, schedule.next_after(max(now, tick)))
     return len(due)

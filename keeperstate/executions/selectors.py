@@ -11,10 +11,16 @@ from keeperstate.executions.models import WorkflowExecution
 from keeperstate.workflows.models import Workflow
 
 
+def of_workflow(workflow: Workflow) -> QuerySet[WorkflowExecution]:
+    """The workflow's executions, by its key (organization, workflow): the related manager names the
+    workflow alone, which a sharded database sends to every shard (docs/scaling.md)."""
+    return WorkflowExecution.objects.filter(organization_id=workflow.organization_id, workflow_id=workflow.pk)
+
+
 def last_node_results(workflow: Workflow) -> dict[str, Any]:
     """The node results of the workflow's most recently finished run ({} when it never ran)."""
     results = (
-        workflow.executions.filter(finished_at__isnull=False)
+        of_workflow(workflow).filter(finished_at__isnull=False)
         .order_by("-finished_at")
         .values_list("node_results", flat=True)
         .first()
@@ -32,7 +38,7 @@ def executions_of(
 ) -> QuerySet[WorkflowExecution]:
     """The workflow's executions, newest first, narrowed by status, trigger and queue time
     (``since`` inclusive, ``until`` exclusive): the API's list and the editor's Runs tab."""
-    runs = workflow.executions.select_related("triggered_by")
+    runs = of_workflow(workflow).select_related("triggered_by")
     if status:
         runs = runs.filter(status=status)
     if trigger:

@@ -44,6 +44,7 @@ from django.db import DatabaseError, IntegrityError, OperationalError, transacti
 from django.utils import timezone
 
 from keeperstate.core.errors import Code, CodedError
+from keeperstate.core.sharding import names_constraint
 from keeperstate.core.transactions import (
     checked_connection,
     connection_broken,
@@ -451,7 +452,7 @@ def _recorded(execution: WorkflowExecution, workflow: Workflow, write: Callable[
     try:
         write()
     except IntegrityError as exc:
-        if _constraint(exc) == _WORKFLOW_FK:
+        if names_constraint(exc.__cause__, _WORKFLOW_FK):
             # The workflow left this organization (hard-deleted, or moved: keeperstate/workflows/move.py)
             # between reading it and writing its run.
             raise WorkflowDeletedDuringRun(
@@ -552,7 +553,7 @@ def _insert_once(execution: WorkflowExecution) -> None:
     try:
         _insert(execution)
     except IntegrityError as exc:
-        if _constraint(exc) != _PRIMARY_KEY:
+        if not names_constraint(exc.__cause__, _PRIMARY_KEY):
             raise
 
 
@@ -609,7 +610,7 @@ def _end(execution: WorkflowExecution, outcome: RunOutcome) -> None:
     try:
         end(execution)
     except IntegrityError as exc:
-        if _constraint(exc) != _WORKFLOW_FK:
+        if not names_constraint(exc.__cause__, _WORKFLOW_FK):
             raise
         raise WorkflowDeletedDuringRun(
             "The workflow was deleted while this run was in progress, and its executions and state went "
@@ -637,10 +638,6 @@ def _internal_error(results: dict[str, NodeResult]) -> RunOutcome:
 
 def _failed(error: Code, message: str, *, results: dict[str, NodeResult] | None = None) -> RunOutcome:
     return RunOutcome(results=results or {}, error=message, error_code=error.name)
-
-
-def _constraint(exc: IntegrityError) -> str | None:
-    return getattr(getattr(exc.__cause__, "diag", None), "constraint_name", None)
 
 
 def _insert(execution: WorkflowExecution) -> None:

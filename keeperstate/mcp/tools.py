@@ -25,6 +25,7 @@ from keeperstate.core.errors import Code, CodedError
 from keeperstate.engine.registry import catalogue
 from keeperstate.engine.validation import validate_graph
 from keeperstate.executions.models import WorkflowExecution
+from keeperstate.executions.selectors import of_workflow
 from keeperstate.executions.service import check_idempotency_key, run_now
 from keeperstate.executions.shapes import execution_json
 from keeperstate.state.clients import Client, client_set, key_entry, key_page
@@ -164,7 +165,7 @@ def list_executions(
     limit: Annotated[int, Field(ge=1, le=MAX_EXECUTIONS, description="How many, newest first.")] = DEFAULT_EXECUTIONS,
 ) -> dict[str, Any]:
     """A workflow's executions, newest first."""
-    executions = _workflow(workflowId).executions.select_related("triggered_by").order_by("-queued_at", "id")
+    executions = of_workflow(_workflow(workflowId)).select_related("triggered_by").order_by("-queued_at", "id")
     if status is not None:
         if status not in WorkflowExecution.Status.values:
             choices = ", ".join(WorkflowExecution.Status.values)

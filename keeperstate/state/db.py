@@ -17,19 +17,27 @@ logger = logging.getLogger("keeperstate.state")
 
 
 def logged_delete_sql(where: str) -> tuple[str, str]:
-    """Two statements, run in one transaction: the first writes the history event of each row
-    matching ``where`` with the deleter, ``%(execution)s`` and ``%(actor)s``, locking the rows;
-    the second deletes them and returns ``version`` per row.
+    """Two statements, run in one transaction: the first locks the rows matching ``where`` and
+    writes the history event of each with the deleter, ``%(execution)s`` and ``%(actor)s``; the
+    second deletes them and returns ``version`` per row.
 
     The history trigger of the delete finds each event (written by the earlier statement, which
     holds on a sharded database too, docs/scaling.md) and adds none, so nothing (no session
-    setting, no transaction-local variable) carries the deleter beyond the transaction.
+    setting, no transaction-local variable) carries the deleter beyond the transaction. The first
+    is a SELECT whose CTEs lock and write: an INSERT … SELECT … FOR UPDATE is what a sharded
+    database cannot run (Citus plans it through the coordinator, which cannot lock a shard's rows).
     """
     log = f"""
-INSERT INTO workflow_state_event
-    (organization_id, workflow_id, key, operation, old_value, old_version, execution_id, actor, created_at)
-SELECT organization_id, workflow_id, key, 'delete', value, version, %(execution)s, %(actor)s, clock_timestamp()
-  FROM workflow_state WHERE {where} FOR UPDATE
+WITH locked AS (
+    SELECT organization_id, workflow_id, key, value, version FROM workflow_state WHERE {where} FOR UPDATE
+), logged AS (
+    INSERT INTO workflow_state_event
+        (organization_id, workflow_id, key, operation, old_value, old_version, execution_id, actor, created_at)
+    SELECT organization_id, workflow_id, key, 'delete', value, version, %(execution)s, %(actor)s, clock_timestamp()
+      FROM locked
+    RETURNING 1
+)
+SELECT count(*) FROM logged
 """
     delete = f"DELETE FROM workflow_state WHERE {where} RETURNING version"
     return log, delete

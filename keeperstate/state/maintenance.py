@@ -28,7 +28,7 @@ from keeperstate.state.values import encode_value
 # index), then each organization's batch through the function a write at its limit uses.
 EXPIRED_ORGS_SQL = f"SELECT DISTINCT organization_id FROM workflow_state WHERE {EXPIRED_SQL} ORDER BY 1"
 SWEEP_SQL = "SELECT keeperstate_reclaim_expired(p_org => %(org)s, p_wf => NULL, p_limit => %(limit)s)"
-ADMIN_LOG_DELETE_SQL, ADMIN_DELETE_SQL = logged_delete_sql("id = ANY(%(ids)s)")
+ADMIN_LOG_DELETE_SQL, ADMIN_DELETE_SQL = logged_delete_sql("organization_id = %(org)s AND id = ANY(%(ids)s)")
 # The version the admin's update made names exactly one event of the key.
 NAME_ACTOR_SQL = """
 UPDATE workflow_state_event SET actor = %(actor)s
@@ -47,12 +47,13 @@ def admin_update(*, state_id: int, value: Any, expires_at: datetime | None, acto
     repair)."""
     encode_value(value)
     with storage_errors("write"), transaction.atomic(), connection.cursor() as cursor:
+        # Found by id (an admin's page names the row so), then written by its organization too.
+        found = WorkflowState.objects.filter(pk=state_id).values_list("organization_id", flat=True).first()
+        row_of = WorkflowState.objects.filter(organization_id=found or 0, pk=state_id)
         # The row now holds the admin's value, not the last run's: the history names the admin.
-        updated = WorkflowState.objects.filter(pk=state_id).update(
-            value=value, expires_at=expires_at, updated_by_execution=None
-        )
+        updated = row_of.update(value=value, expires_at=expires_at, updated_by_execution=None)
         if updated:
-            row = WorkflowState.objects.get(pk=state_id)
+            row = row_of.get()
             # The version the update made names its history event: the admin made it.
             names: dict[str, Any] = {"actor": actor, "org": row.organization_id, "wf": row.workflow_id, "key": row.key,
                                      "version": row.version}
@@ -63,14 +64,21 @@ def admin_update(*, state_id: int, value: Any, expires_at: datetime | None, acto
 
 
 def admin_delete(*, state_ids: list[int], actor: str) -> int:
+    """Delete the rows (by id, as an admin's page names them), organization by organization: every
+    locking statement stays on one organization's shard (docs/scaling.md)."""
+    deleted = 0
     with storage_errors("delete"), transaction.atomic(), connection.cursor() as cursor:
-        for row in WorkflowState.objects.filter(pk__in=state_ids):
+        by_organization: dict[int, list[int]] = {}
+        for row in WorkflowState.objects.filter(pk__in=state_ids).order_by("organization_id", "pk"):
+            by_organization.setdefault(row.organization_id, []).append(row.pk)
             audit("state.delete", organization=row.organization_id, target=row,
                   details={"workflow": str(row.workflow_id), "key": row.key, "version": row.version})
-        params = {"ids": list(state_ids), "actor": actor, "execution": None}
-        cursor.execute(ADMIN_LOG_DELETE_SQL, params)
-        cursor.execute(ADMIN_DELETE_SQL, params)
-        return len(cursor.fetchall())
+        for organization, ids in by_organization.items():
+            params: dict[str, Any] = {"org": organization, "ids": ids, "actor": actor, "execution": None}
+            cursor.execute(ADMIN_LOG_DELETE_SQL, params)
+            cursor.execute(ADMIN_DELETE_SQL, params)
+            deleted += len(cursor.fetchall())
+    return deleted
 
 
 def sweep_expired(*, batch_size: int | None = None) -> Iterator[int]:

@@ -13,7 +13,11 @@ from keeperstate.workflows.models import Workflow
 
 def workflows_for_list(user: Any) -> QuerySet[Workflow]:
     """The user's workflows with their newest run's status and time, in one query."""
-    newest = WorkflowExecution.objects.filter(workflow=OuterRef("pk")).order_by("-queued_at")
+    # Joined on the workflow's key (organization, id): a subquery on its id alone is a join a sharded
+    # database refuses (docs/scaling.md).
+    newest = WorkflowExecution.objects.filter(
+        organization_id=OuterRef("organization_id"), workflow=OuterRef("pk")
+    ).order_by("-queued_at")
     return (
         workflows_visible_to(user)
         .select_related("organization")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from keeperstate.accounts.models import Organization
 from keeperstate.audit.log import audit
@@ -218,8 +218,16 @@ def workflow_soft_delete(workflow: Workflow) -> None:
         audit("workflow.delete", organization=workflow.organization_id, target=workflow)
 
 
+# The workflow by its key; the database deletes the rest on the workflow's shard (the foreign keys
+# of its state, usage counters, executions and versions are ON DELETE CASCADE; a trigger deletes
+# its history, tombstones and due marks). Django's collector would read and delete each related
+# table by the workflow's id alone, which a sharded database sends to every shard.
+HARD_DELETE_SQL = "DELETE FROM workflow WHERE organization_id = %(org)s AND id = %(wf)s"
+
+
 @transaction.atomic
-def workflow_hard_delete(workflow: Workflow) -> None:
-    """Delete the workflow with its executions and its state."""
-    audit("workflow.hard_delete", organization=workflow.organization_id, target=workflow)
-    workflow.delete()
+def workflow_hard_delete(workflow: Workflow, *, details: dict[str, Any] | None = None) -> None:
+    """Delete the workflow with its executions, versions and state."""
+    audit("workflow.hard_delete", organization=workflow.organization_id, target=workflow, details=details)
+    with connection.cursor() as cursor:
+        cursor.execute(HARD_DELETE_SQL, {"org": workflow.organization_id, "wf": workflow.pk})

@@ -122,7 +122,8 @@ def summarize(diff: dict[str, Any], *, first: bool) -> str:
 def record_version(workflow: Workflow, *, user: Any = None, summary_prefix: str = "") -> WorkflowVersion | None:
     """Keep the workflow's current name and graph as its next version, unless they equal the last
     one's. Call inside the saving transaction: the workflow row is locked, so two saves number apart."""
-    Workflow.objects.select_for_update().filter(pk=workflow.pk).first()
+    # By its key, (organization, id): a lock by id alone is refused on a sharded database.
+    Workflow.objects.select_for_update().filter(organization_id=workflow.organization_id, pk=workflow.pk).first()
     last = of_workflow(workflow).order_by("-number").first()
     if last is not None and (last.name, last.nodes, last.edges) == (workflow.name, workflow.nodes, workflow.edges):
         return None

@@ -10,6 +10,7 @@ from keeperstate.state import store
 from keeperstate.state.maintenance import admin_update, sweep_expired
 from keeperstate.state.models import WorkflowStateEvent
 from keeperstate.state.store import StateScope, state_delete, state_increment, state_set
+from tests import citus
 from tests.state.crowding import buffers, crowd_after_analyze
 from tests.state.test_store import delete_workflow_by_sql, expire
 from tests.threads import run_together
@@ -270,6 +271,7 @@ def crowded(scope, other_org):
     return scope
 
 
+@citus.PLAN
 def test_a_delete_reads_its_keys_history_not_its_organizations(crowded):
     # given a key in an organization holding 20,000 other events (and a first delete, so the
     # function's plans are made and the catalog is cached before the one measured)
@@ -316,6 +318,7 @@ def test_a_delete_reads_its_keys_newest_event_not_its_whole_history(scope, delet
     assert events("long")[-1] == ("delete", 199, None, 200, None)
 
 
+@citus.PLAN
 def test_trimming_a_key_reads_its_own_history_not_its_organizations(crowded):
     # given a key with more events than the history keeps (50 by default), marked due for a trim
     for n in range(80):
@@ -329,6 +332,7 @@ def test_trimming_a_key_reads_its_own_history_not_its_organizations(crowded):
     assert touched < 200
 
 
+@citus.PLAN
 def test_creating_a_key_reads_its_own_tombstone_not_its_organizations(scope, other_org):
     # given an organization with 20,000 tombstones of deleted keys, written after an ANALYZE that
     # saw only another organization's (migration 0021)

@@ -12,6 +12,7 @@ from keeperstate.state.maintenance import admin_delete, admin_update, sweep_expi
 from keeperstate.state.models import WorkflowState, WorkflowStateEvent
 from keeperstate.state.selectors import org_usage
 from keeperstate.state.store import StateScope, state_delete, state_get, state_increment, state_set
+from tests import citus
 from tests.factories import make_workflow
 from tests.state.test_store import delete_workflow_by_sql, expire
 
@@ -91,6 +92,7 @@ def rows_written(*tables: str) -> int:
 BOOKKEEPING = ("organization_state_usage", "workflow_state_usage", "workflow_state_tombstone", "workflow_state_event")
 
 
+@citus.STATISTICS
 def test_the_stores_delete_does_its_bookkeeping_once_and_the_trigger_adds_none(scope):
     # given a live key at version 3
     for n in range(3):
