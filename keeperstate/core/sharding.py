@@ -10,6 +10,7 @@ delete in one transaction, not an UPDATE of the key (keeperstate/workflows/move.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.db import models
@@ -17,11 +18,14 @@ from django.db import models
 
 def names_constraint(error: Any, constraint: str) -> bool:
     """Whether a database error (psycopg's, e.g. ``exc.__cause__``) names ``constraint``. On a
-    sharded database the error names the shard's copy of it: the name and the shard's id
-    (``workflow_state_workflow_org_fk_102058``)."""
-    name = getattr(getattr(error, "diag", None), "constraint_name", None) or ""
-    suffix = name.removeprefix(constraint)
-    return name.startswith(constraint) and (suffix == "" or (suffix[:1] == "_" and suffix[1:].isdigit()))
+    sharded database the error names the shard's copy of it, the name and the shard's id
+    (``workflow_state_workflow_org_fk_102058``), and an error raised on a worker reaches the client
+    with its message only, the constraint's name in quotes there."""
+    name = getattr(getattr(error, "diag", None), "constraint_name", None)
+    if not name:
+        found = re.search(r'constraint "([^"]+)"', str(error))
+        name = found.group(1) if found else ""
+    return name == constraint or re.fullmatch(rf"{re.escape(constraint)}_\d+", name) is not None
 
 
 class OrganizationChanged(ValueError):

@@ -41,7 +41,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import psycopg
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
@@ -146,7 +145,7 @@ DELETE_SQL = "SELECT keeperstate_delete_key(%(org)s, %(wf)s, %(key)s, %(expected
 # SQLSTATEs keeperstate_check_usage raises, with the usage before the write in DETAIL; and the
 # one that asks for the exact path.
 _KEY_LIMIT, _ORG_KEYS, _ORG_BYTES, _COUNT_EXACTLY = "KS001", "KS002", "KS003", "KS000"
-_WORKFLOW_FK = "workflow_state_workflow_org_fk"
+_WORKFLOW_FK, _FOREIGN_KEY = "workflow_state_workflow_org_fk", "23503"
 
 
 # --- reads -------------------------------------------------------------------------------------
@@ -342,7 +341,7 @@ class _refusals:  # noqa: N801 - a context manager; a class costs less than a ge
         state = getattr(cause, "sqlstate", None)
         if state in (_KEY_LIMIT, _ORG_KEYS, _ORG_BYTES):
             raise _limit_error(state, self.key, int(cause.diag.message_detail or 0)) from None  # type: ignore[union-attr]
-        if isinstance(cause, psycopg.errors.ForeignKeyViolation) and names_constraint(cause, _WORKFLOW_FK):
+        if state == _FOREIGN_KEY and names_constraint(cause, _WORKFLOW_FK):
             logger.warning("workflow state write refused: %s", cause)
             raise StateStorageError(
                 "The workflow is no longer in this organization (it was deleted, or moved to another "

@@ -16,6 +16,7 @@ from keeperstate.executions.models import WorkflowExecution
 from keeperstate.executions.service import run_now
 from keeperstate.workflows.services import workflow_update
 from keeperstate.workflows.versions import of_workflow
+from tests import citus
 from tests.factories import make_workflow
 from tests.state.crowding import buffers, reads_of
 
@@ -50,6 +51,7 @@ def test_each_table_django_addresses_by_id_has_an_index_led_by_id():
         assert sorted(name for (name,) in cursor.fetchall()) == sorted(FOUND_BY_ID)
 
 
+@citus.PLAN
 def test_a_run_finds_its_execution_by_id_among_many_in_a_few_pages(workflow):
     # given 20,000 runs of a workflow, counted by ANALYZE
     add_runs(workflow)
@@ -65,6 +67,7 @@ def test_a_run_finds_its_execution_by_id_among_many_in_a_few_pages(workflow):
     assert update < 40
 
 
+@citus.PLAN
 def test_a_repeated_idempotency_key_is_found_by_its_key_not_among_the_workflows_runs(workflow):
     # given 20,000 runs of a workflow, each with its Idempotency-Key
     add_runs(workflow)
@@ -80,6 +83,7 @@ def test_a_repeated_idempotency_key_is_found_by_its_key_not_among_the_workflows_
     assert max(reads.values()) < 12, reads
 
 
+@citus.PLAN
 def test_a_save_finds_the_workflows_last_version_by_its_key_not_among_all_versions(workflow, user):
     # given its organization holding 20,000 versions (of another workflow: one workflow keeps its
     # newest 100), and the workflow its 99
