@@ -265,7 +265,7 @@ def test_a_connection_the_server_closed_is_found_by_its_health_check_and_replace
     connection.ensure_connection()
     pid = connection.connection.info.backend_pid
     with database_connection() as other:  # the server ends our backend, as a restart would
-        other.execute("SELECT pg_terminate_backend(%s)", [pid])
+        other.execute("SELECT pg_terminate_backend(%s::integer)", [pid])
     wait_until(lambda: _readable(connection.connection), 10, "the server's notice to arrive")
     sent_before = connection.health_check_queries
 

@@ -109,7 +109,7 @@ def test_a_run_in_one_commit_that_loses_its_database_leaves_nothing(counter, mon
 
         def terminate():
             with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
+                cursor.execute("SELECT pg_terminate_backend(%s::integer)", [pid])
             connection.close()
 
         thread = threading.Thread(target=terminate)
