@@ -24,6 +24,7 @@ from keeperstate.state.models import WorkflowState
 from keeperstate.state.store import state_set
 from keeperstate.workflows.examples import block_monitor_graph
 from keeperstate.workflows.models import Workflow
+from tests import citus
 
 pytestmark = pytest.mark.django_db
 
@@ -115,6 +116,7 @@ def test_sweep_state_removes_expired_rows_in_batches(scope):
     assert list(WorkflowState.objects.values_list("key", flat=True)) == ["keep"]
 
 
+@citus.BENCH
 @pytest.mark.django_db(transaction=True)  # its concurrent creators use their own connections
 def test_bench_state_quick_prints_each_write_against_its_bound_and_a_json_line(scope):
     output = run("bench_state", "--quick", "--iterations", "20", "--repeat", "3", "--warmup", "1")
@@ -157,6 +159,7 @@ def test_bench_state_quick_prints_each_write_against_its_bound_and_a_json_line(s
         assert cursor.fetchone()[0] == 0
 
 
+@citus.BENCH
 @pytest.mark.django_db(transaction=True)
 def test_bench_state_check_fails_when_a_target_is_missed(scope, monkeypatch):
     # A target no store can reach: --check turns the printed MISSED into a failing exit.
@@ -168,6 +171,7 @@ def test_bench_state_check_fails_when_a_target_is_missed(scope, monkeypatch):
         run("bench_state", "--quick", "--iterations", "10", "--check")
 
 
+@citus.BENCH
 @pytest.mark.django_db(transaction=True)
 def test_bench_state_ci_profile_measures_only_what_a_target_compares(scope):
     output = run("bench_state", "--ci", "--iterations", "10", "--repeat", "1", "--warmup", "0")
@@ -184,6 +188,7 @@ def bench_targets() -> set[str]:
     return set(bench_state.TARGETS)
 
 
+@citus.BENCH
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(
     ("fast", "slow", "typical", "everything"),
