@@ -94,7 +94,7 @@ def test_every_fan_out_is_in_docs_scaling_md_and_the_page_lists_no_other():
 @pytest.mark.django_db
 def test_the_recorder_names_a_planted_statement_the_product_sends(workflow):
     recorder = recording.Recorder(origin=lambda: "product")  # as if a product module sent it
-    planted = "SELECT id FROM workflow WHERE id = %s FOR UPDATE"
+    planted = "UPDATE workflow SET active = active WHERE id = %s"
 
     with connection.execute_wrapper(recorder), connection.cursor() as cursor:
         cursor.execute(planted, [workflow.id])
@@ -102,12 +102,13 @@ def test_the_recorder_names_a_planted_statement_the_product_sends(workflow):
                        [workflow.organization_id, workflow.id])
 
     assert [(sql, found) for sql, _test, found in recorder.violations()] == [
-        (planted, ["lock: workflow (organization_id of 'workflow' is not held to one value)"])
+        (planted, ["unconstrained: workflow (organization_id of 'workflow' is not held to one value)"])
     ]
 
 
 def test_a_run_in_which_the_product_sends_a_planted_statement_fails():
-    # given a test in which a product module locks a workflow by its id (tests/sharding/planted_statement.py)
+    # given a test in which a product module writes a workflow by its id alone
+    # (tests/sharding/planted_statement.py)
     # when it runs as the suite runs
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "tests/sharding/planted_statement.py", "-q", "-p", "no:cacheprovider"],
@@ -117,5 +118,5 @@ def test_a_run_in_which_the_product_sends_a_planted_statement_fails():
     # then its test passed, and the run failed on the statement, named with the test that sent it
     assert "1 passed" in run.stdout, run.stdout + run.stderr
     assert run.returncode == pytest.ExitCode.TESTS_FAILED, run.stdout
-    assert "planted_statement.py::test_planted: lock: workflow" in run.stdout
+    assert "planted_statement.py::test_planted: unconstrained: workflow" in run.stdout
     assert planted_statement.PLANTED in run.stdout
