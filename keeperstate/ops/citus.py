@@ -57,6 +57,23 @@ DISTRIBUTED_FUNCTIONS = (
 )
 
 
+# Every identity sequence of a table Citus took (reference, Citus local, distributed) goes on after
+# the table's rows: Citus creates the tables' sequences anew, at 1, and the next insert into a table
+# that held rows (the content types, the permissions of the migrations' own post_migrate, or every
+# table of a restored database) would take an id already taken.
+SEQUENCES_SQL = """DO $$
+DECLARE t record;
+BEGIN
+    FOR t IN SELECT p.logicalrelid::regclass::text AS tab, a.attname AS col,
+                    pg_get_serial_sequence(p.logicalrelid::regclass::text, a.attname) AS seq
+               FROM pg_dist_partition p JOIN pg_attribute a ON a.attrelid = p.logicalrelid AND a.attnum > 0
+              WHERE a.attidentity <> '' AND NOT a.attisdropped
+    LOOP
+        EXECUTE format('SELECT setval(%L, coalesce(max(%I), 0) + 1, false) FROM %s', t.seq, t.col, t.tab);
+    END LOOP;
+END $$;"""
+
+
 @dataclass(frozen=True)
 class Step:
     """One statement of the layout and what it does."""
@@ -96,6 +113,8 @@ def plan(cursor: Any, *, fresh: bool = False) -> list[Step]:
              f"'{DISTRIBUTED_TABLES[1]}', force_delegation => true);", "runs on its organization's shard")
         for signature in DISTRIBUTED_FUNCTIONS if _normalized(signature) not in distributed
     ]
+    if steps:
+        steps.append(Step(SEQUENCES_SQL, "identities go on after the rows"))
     return steps
 
 
