@@ -533,7 +533,7 @@ DROP FUNCTION keeperstate_write_locked(bigint, uuid, text, jsonb, bigint, intege
 
 
 class Migration(migrations.Migration):
-    dependencies = [("keeperstate", "0026_state_delete_writes_its_own_bookkeeping")]
+    dependencies = [("keeperstate", "0027_workflow_settings_and_error_runs")]
 
     operations = [
         migrations.RunSQL(
