@@ -346,7 +346,7 @@ class WorkflowViewSet(JSONOnly, viewsets.GenericViewSet):
 def preview_source(workflow: Workflow, execution_id: Any) -> WorkflowExecution | None:
     """The run a preview reads: the one named (404 when it is not this workflow's), else the newest
     finished one, else none."""
-    runs = workflow.executions.filter(finished_at__isnull=False)
+    runs = of_workflow(workflow).filter(finished_at__isnull=False)
     if execution_id is None:
         return runs.order_by("-finished_at").first()
     source = runs.filter(pk=execution_id).first()
