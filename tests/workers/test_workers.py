@@ -249,3 +249,24 @@ def test_bench_runs_measures_runs_against_their_floor_and_prints_json():
     assert {"counter.api.c1", "counter.webhook.wait.c1", "counter.webhook.queued.worker",
             "counter.queue.workers1"} <= set(figures["cpu_ms"])
     assert all(ms > 0 for ms in figures["cpu_ms"].values())
+
+
+def test_bench_compare_takes_turns_between_two_checkouts_and_prints_json(monkeypatch):
+    import io
+    from pathlib import Path
+
+    from django.conf import settings
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    # this checkout against itself, both sides on the test database: all a test needs
+    monkeypatch.setenv("DATABASE_URL", child_database_url())
+    call_command("bench_compare", str(Path(settings.BASE_DIR)), "--rounds", "2", "--block", "3", stdout=out)
+
+    figures = json.loads(out.getvalue().strip().splitlines()[-1])
+    for kind in ("counter", "monitor", "stack"):
+        for side in ("before", "after"):
+            assert figures[f"{kind}.{side}"]["runs_per_s"] > 0
+            assert figures[f"{kind}.{side}"]["cpu_ms"] >= 0
+        assert set(figures[f"{kind}.after_vs_before"]) == {"p50_ms", "p95_ms", "runs_per_s", "cpu_ms"}
+    assert figures["rounds"] == 2

@@ -1,0 +1,218 @@
+"""Before and after, on this machine at the same time: this checkout's API against another's.
+
+Each checkout serves from its own gunicorn (one web process of 4 threads, ``--preload``, as
+bench_runs starts it), on its own database (each checkout's embedded Postgres, in its own data
+folder; or both on DATABASE_URL when it is set), with an organization, a token and the two
+workflows of bench_runs (the counter and the block monitor) made in it by its own code. One client
+then takes turns between the two in blocks of ``--block`` requests, ``--rounds`` times, each
+checkout first in turn: a counter run, a monitor run and the HTTP stack alone (a 404) through the
+API with the token. A drift of the machine (another session's load, the disk's flush time) reaches
+both sides alike, where two runs of bench_runs minutes apart meet different machines.
+
+It prints, per kind and side: p50 and p95 latency, runs/s at one client, and the CPU time of the
+serving process per request (user + system of gunicorn's worker over that side's turns); the
+ratios after ÷ before; and the load average as the rounds went. Figures only: no target, no exit
+status (ADR 0071).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+KINDS = ("counter", "monitor", "stack")
+# Run by each checkout's own code (`manage.py shell`), so each side makes its rows its own way.
+SETUP = """
+import io, json, uuid, copy
+from django.core.management import call_command
+from django.contrib.auth import get_user_model
+from keeperstate.accounts.models import Membership, Organization
+from keeperstate.workflows.models import Workflow
+from keeperstate.workflows.examples import block_monitor_graph
+from keeperstate.management.commands.bench_runs import COUNTER_NODES, COUNTER_EDGES
+suffix = uuid.uuid4().hex[:8]
+org = Organization.objects.create(name="bench compare", slug=f"bench-compare-{suffix}")
+user = get_user_model().objects.create_user(username=f"bench-compare-{suffix}")
+Membership.objects.create(user=user, organization=org, role=Membership.Role.OWNER)
+out = io.StringIO()
+call_command("create_api_token", user.get_username(), stdout=out)
+nodes, edges = block_monitor_graph()
+made = {
+    "token": out.getvalue().strip().splitlines()[-1],
+    "counter": str(Workflow.objects.create(organization=org, name="counter", nodes=copy.deepcopy(COUNTER_NODES),
+                                           edges=COUNTER_EDGES, active=True).id),
+    "monitor": str(Workflow.objects.create(organization=org, name="monitor", nodes=copy.deepcopy(nodes),
+                                           edges=edges, active=True).id),
+}
+print("BENCH_COMPARE " + json.dumps(made))
+"""
+
+
+class Command(BaseCommand):
+    help = "Compare this checkout's API runs with another checkout's, taking turns on this machine."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("before", help="the other checkout (its manage.py and .venv), measured as 'before'")
+        parser.add_argument("--rounds", type=int, default=20, help="turns of each kind on each side")
+        parser.add_argument("--block", type=int, default=25, help="requests per turn")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        before = Path(options["before"]).resolve()
+        if not (before / "manage.py").exists() or not (before / ".venv" / "bin" / "python").exists():
+            raise CommandError(f"{before} is not a checkout with a manage.py and a .venv to run it with.")
+        sides = {"before": before, "after": Path(settings.BASE_DIR).resolve()}
+        compare = Compare(sides, rounds=options["rounds"], block=options["block"], out=self.stdout)
+        try:
+            figures = compare.run()
+        finally:
+            compare.stop()
+        self.stdout.write(json.dumps(figures, sort_keys=True))
+
+
+class Compare:
+    def __init__(self, sides: dict[str, Path], *, rounds: int, block: int, out: Any):
+        self.sides, self.rounds, self.block, self.out = sides, rounds, block, out
+        self.servers: dict[str, subprocess.Popen[bytes]] = {}
+        # Each side on its own checkout's data folder (unless DATABASE_URL puts both on one server).
+        env = {key: value for key, value in os.environ.items() if key != "KEEPERSTATE_DATA_DIR"}
+        self.env = {**env, "DJANGO_DEBUG": "false", "KEEPERSTATE_API_RATE": "100000000/min",
+                    "KEEPERSTATE_ORG_RUNS_PER_MINUTE": "100000000"}
+        self.blocks = iter(range(100_000, 10**9))  # the monitor's cursor: a new block, the same size
+
+    def run(self) -> dict[str, Any]:
+        made = {name: self.setup(tree) for name, tree in self.sides.items()}
+        ports = {name: self.serve(name, tree) for name, tree in self.sides.items()}
+        conns = {name: http.client.HTTPConnection("127.0.0.1", port, timeout=60) for name, port in ports.items()}
+        workers = {name: _serving(self.servers[name]) for name in self.sides}
+        latencies: dict[tuple[str, str], list[float]] = {(n, k): [] for n in self.sides for k in KINDS}
+        cpu = dict.fromkeys(latencies, 0.0)
+        for name in self.sides:  # warm: connections, prepared statements, the keys exist
+            for kind in KINDS:
+                for _ in range(50):
+                    self.request(conns, name, made[name], kind)
+        loads = []
+        for round_ in range(self.rounds):
+            loads.append(os.getloadavg()[0])
+            order = list(self.sides) if round_ % 2 == 0 else list(reversed(self.sides))
+            for kind in KINDS:
+                for name in order:
+                    self.request(conns, name, made[name], kind)  # untimed: reopens a connection gunicorn closed
+                    used = _cpu_seconds(workers[name])
+                    for _ in range(self.block):
+                        started = time.perf_counter()
+                        self.request(conns, name, made[name], kind)
+                        latencies[(name, kind)].append(time.perf_counter() - started)
+                    cpu[(name, kind)] += _cpu_seconds(workers[name]) - used
+        for conn in conns.values():
+            conn.close()
+        figures: dict[str, Any] = {"load": {"min": min(loads), "median": statistics.median(loads), "max": max(loads)},
+                                   "rounds": self.rounds, "block": self.block}
+        self.out.write(f"{self.rounds} rounds of {self.block} requests per kind and side; load average (1 min) "
+                       f"{min(loads):.1f}–{max(loads):.1f}, median {statistics.median(loads):.1f}")
+        self.out.write(f"{'':<26}{'p50 ms':>9}{'p95 ms':>9}{'runs/s':>9}{'cpu ms':>9}")
+        for kind in KINDS:
+            for name in self.sides:
+                ordered = sorted(latencies[(name, kind)])
+                summary = {
+                    "p50_ms": statistics.median(ordered) * 1000,
+                    "p95_ms": ordered[int(0.95 * (len(ordered) - 1))] * 1000,
+                    "runs_per_s": len(ordered) / sum(ordered),
+                    "cpu_ms": cpu[(name, kind)] * 1000 / len(ordered),
+                }
+                figures[f"{kind}.{name}"] = summary
+                self.out.write(f"{kind + ', ' + name:<26}{summary['p50_ms']:>9.2f}{summary['p95_ms']:>9.2f}"
+                               f"{summary['runs_per_s']:>9.1f}{summary['cpu_ms']:>9.2f}")
+            after, before = figures[f"{kind}.after"], figures[f"{kind}.before"]
+            # (CPU time is counted in clock ticks: a short run may see none on one side)
+            ratios = {key: after[key] / before[key] if before[key] else None for key in after}
+            figures[f"{kind}.after_vs_before"] = ratios
+            shown = "".join(f"{ratio:>9.2f}" if ratio is not None else f"{'-':>9}" for ratio in ratios.values())
+            self.out.write(f"{kind + ', after ÷ before':<26}{shown}")
+        return figures
+
+    def setup(self, tree: Path) -> dict[str, str]:
+        done = subprocess.run([str(tree / ".venv" / "bin" / "python"), "manage.py", "shell"], cwd=tree, env=self.env,
+                              input=SETUP, capture_output=True, text=True, timeout=300)
+        lines = [line for line in done.stdout.splitlines() if line.startswith("BENCH_COMPARE ")]
+        if done.returncode != 0 or not lines:
+            raise CommandError(f"{tree} could not make its workflows: {done.stderr.strip()[-500:]}")
+        made: dict[str, str] = json.loads(lines[-1].split(" ", 1)[1])
+        return made
+
+    def serve(self, name: str, tree: Path) -> int:
+        port = _free_port()
+        self.servers[name] = subprocess.Popen(
+            [str(tree / ".venv" / "bin" / "python"), "-m", "gunicorn", "keeperstate.wsgi", "-b", f"127.0.0.1:{port}",
+             "-w", "1", "--threads", "4", "--preload", "--log-level", "warning"],
+            cwd=tree, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return port
+            except OSError:
+                if self.servers[name].poll() is not None:
+                    raise CommandError(f"gunicorn of {tree} did not start") from None
+                time.sleep(0.2)
+        raise CommandError(f"gunicorn of {tree} did not listen within 60 s")
+
+    def request(self, conns: dict[str, http.client.HTTPConnection], name: str, made: dict[str, str],
+                kind: str) -> None:
+        conn = conns[name]
+        try:
+            status = self.send(conn, made, kind)
+        except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+            conn.close()  # gunicorn closed a connection left idle through the other side's turn
+            status = self.send(conn, made, kind)
+        expected = 404 if kind == "stack" else 201
+        if status != expected:
+            raise CommandError(f"the {name} side answered {status} to a {kind} request, not {expected}")
+
+    def send(self, conn: http.client.HTTPConnection, made: dict[str, str], kind: str) -> int:
+        if kind == "stack":
+            conn.request("GET", "/api/no-such-endpoint/")
+        else:
+            body = json.dumps({"input": {"block": next(self.blocks)}})
+            conn.request("POST", f"/api/workflows/{made[kind]}/execute/", body,
+                         {"Content-Type": "application/json", "Authorization": f"Token {made['token']}"})
+        response = conn.getresponse()
+        response.read()
+        return response.status
+
+    def stop(self) -> None:
+        for server in self.servers.values():
+            if server.poll() is None:
+                server.send_signal(signal.SIGTERM)
+                try:
+                    server.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    server.kill()
+                    server.wait(timeout=10)
+
+
+def _serving(master: subprocess.Popen[bytes]) -> list[psutil.Process]:
+    process = psutil.Process(master.pid)
+    return process.children() or [process]
+
+
+def _cpu_seconds(processes: list[psutil.Process]) -> float:
+    return sum(p.cpu_times().user + p.cpu_times().system for p in processes)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
