@@ -31,6 +31,7 @@ A run is never replayed: only the process that moves an execution from ``queued`
 
 from __future__ import annotations
 
+import copy
 import logging
 import uuid
 from collections.abc import Callable
@@ -217,14 +218,18 @@ def run_waited(
     except BaseException:
         inprocess.release()
         raise
+    as_started = None
     if in_one_commit:
+        # The record the caller writes should it stop waiting: the execution as it starts, taken
+        # now, since the run changes its own instance as it goes (its results, its end).
+        as_started = _copy(execution)
         job: Callable[[], Started] = lambda: _in_one_commit(execution, workflow, beating=True)  # noqa: E731
     else:
         job = lambda: _node_by_node(execution, workflow)  # noqa: E731
     future = inprocess.run_reserved(job, wait)
     if future.done():
         return future.result()
-    if in_one_commit and not _made_findable(execution, future):
+    if as_started is not None and not _made_findable(as_started, future):
         return future.result()  # it ended as the caller stopped waiting
     # Still going in the pool: the caller answers with a copy that does not change under it.
     return Started(WorkflowExecution(pk=execution.pk, workflow_id=workflow.pk, status=Status.RUNNING))
@@ -529,6 +534,12 @@ def _unless_lost(connection_before: object) -> None:
     was kept, and the client's retry, the tick or the queue runs it."""
     if connection_broken() or current_connection() is not connection_before:
         raise OperationalError("The connection to the database was lost during the run; nothing of it was kept.")
+
+
+def _copy(execution: WorkflowExecution) -> WorkflowExecution:
+    """A new, unsaved instance with the execution's values, sharing nothing that changes."""
+    fields = WorkflowExecution._meta.concrete_fields
+    return WorkflowExecution(**{field.attname: copy.deepcopy(getattr(execution, field.attname)) for field in fields})
 
 
 def _made_findable(execution: WorkflowExecution, future: Future[Started]) -> bool:

@@ -184,3 +184,28 @@ def test_a_waited_webhook_is_queued_for_a_worker_when_the_pool_is_busy(client, h
 
     assert response.status_code == 202
     assert response.json()["status"] == "queued"  # no worker runs here; a worker would take it
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_waited_run_ending_as_its_caller_stops_waiting_is_answered_and_recorded_once(client, hooked, monkeypatch):
+    import time
+
+    from keeperstate.executions import service
+    from tests.workers.processes import wait_until
+
+    real_end = service.end
+
+    def slow_end(execution):  # the run has its outcome, and writes it after the caller gave up
+        time.sleep(1.5)
+        return real_end(execution)
+
+    monkeypatch.setattr(service, "end", slow_end)
+
+    response = post(client, hooked, {}, query="?wait=1")
+
+    assert response.status_code == 202
+    assert response.json()["status"] == "running"
+    execution = WorkflowExecution.objects.get(pk=response.json()["executionId"])  # findable at once
+    assert execution.status == "running"
+    wait_until(lambda: WorkflowExecution.objects.get(pk=execution.pk).status == "success", 10, "the run to end")
+    assert WorkflowExecution.objects.count() == 1
