@@ -126,6 +126,22 @@ _CLAIM_SQL = _claim_sql('"organization_id" = %(org)s AND "id" = %(id)s', "%(org)
 CLAIM_BY_ID_SQL = _claim_sql('"id" = %(id)s', 'e."organization_id"')
 
 
+_BY_KEY = Columns(WorkflowExecution, "e")
+# By the unique key (organization, workflow, idempotency key): without the organization, Postgres
+# before 18 read every run of the workflow for it.
+_BY_KEY_SQL = (f'SELECT {_BY_KEY.sql} FROM {_BY_KEY.table} '
+               'WHERE e."organization_id" = %s AND e."workflow_id" = %s AND e."idempotency_key" = %s')
+
+
+def by_idempotency_key(workflow: Workflow, key: str) -> WorkflowExecution | None:
+    """The workflow's execution started with this Idempotency-Key, if any: on a run's path (a
+    client's retry), so a statement written once, not a queryset compiled each time."""
+    cursor = kept_cursor()
+    cursor.execute(_BY_KEY_SQL, [workflow.organization_id, workflow.pk, key])
+    row = cursor.fetchone()
+    return _BY_KEY.instance(row) if row is not None else None
+
+
 def claim_to_run(
     execution_id: str | uuid.UUID, now: datetime, *, organization_id: int | None = None
 ) -> WorkflowExecution | None:

@@ -62,7 +62,7 @@ from keeperstate.engine.runner import RunOutcome, UnknownAction, check_input, re
 from keeperstate.engine.scope import TRIGGER_TYPE, trigger_config, trigger_of
 from keeperstate.executions import inprocess
 from keeperstate.executions.error_runs import queue_error_run
-from keeperstate.executions.lifecycle import claim_to_run, end, insert, record_progress
+from keeperstate.executions.lifecycle import by_idempotency_key, claim_to_run, end, insert, record_progress
 from keeperstate.executions.liveness import heartbeating
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.ratelimits.counters import check_org_run_rate
@@ -464,7 +464,7 @@ def _recorded(execution: WorkflowExecution, workflow: Workflow, write: Callable[
                 "The workflow was deleted or moved to another organization while this run was being "
                 "recorded, so nothing of it was kept. Look the workflow up again and run it there."
             ) from None
-        earlier = _by_idempotency_key(workflow, execution.idempotency_key) if execution.idempotency_key else None
+        earlier = by_idempotency_key(workflow, execution.idempotency_key) if execution.idempotency_key else None
         if earlier is None:
             raise
         return earlier
@@ -671,12 +671,4 @@ class _nothing:  # noqa: N801 - a context manager; costs less than contextlib.nu
 
 
 def _earlier(workflow: Workflow, idempotency_key: str | None) -> WorkflowExecution | None:
-    return _by_idempotency_key(workflow, idempotency_key) if idempotency_key is not None else None
-
-
-def _by_idempotency_key(workflow: Workflow, key: str) -> WorkflowExecution | None:
-    # By the unique key (organization, workflow, idempotency key): without the organization,
-    # Postgres before 18 read every run of the workflow for it.
-    return WorkflowExecution.objects.filter(
-        organization_id=workflow.organization_id, workflow=workflow, idempotency_key=key
-    ).first()
+    return by_idempotency_key(workflow, idempotency_key) if idempotency_key is not None else None

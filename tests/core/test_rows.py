@@ -129,3 +129,20 @@ def test_progress_written_once_is_recorded_only_while_running(workflow, user):
     WorkflowExecution.objects.filter(pk=execution.pk).update(status="interrupted")
     lifecycle.record_progress(execution, {}, later + timezone.timedelta(seconds=5))
     assert WorkflowExecution.objects.get(pk=execution.pk).heartbeat_at == later
+
+
+def test_the_execution_of_an_idempotency_key_is_read_as_the_orm_reads_it(workflow, user, org):
+    from tests.factories import make_workflow
+
+    execution = an_execution(workflow, user, key="retry-7")
+    lifecycle.insert(execution)
+    other = make_workflow(org, name="Other", user=user)
+
+    found = lifecycle.by_idempotency_key(workflow, "retry-7")
+
+    expected = WorkflowExecution.objects.get(pk=execution.pk)
+    columns = [field.attname for field in WorkflowExecution._meta.concrete_fields]
+    assert [getattr(found, name) for name in columns] == [getattr(expected, name) for name in columns]
+    assert not found._state.adding
+    assert lifecycle.by_idempotency_key(workflow, "retry-8") is None
+    assert lifecycle.by_idempotency_key(other, "retry-7") is None  # keys are kept per workflow
