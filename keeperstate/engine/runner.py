@@ -258,6 +258,24 @@ def reaches_outside(nodes: Any) -> bool:
     return False
 
 
+def writes_at_most_once(nodes: Any) -> bool:
+    """Whether a run of these nodes makes one write at most: one action node with side effects at
+    most, and no loop (whose body may run it again)."""
+    try:
+        graph = Graph.parse(nodes, [])
+    except GraphInvalid:
+        return True  # no run: the graph is refused before any node runs
+    writers = 0
+    for node_id in graph.nodes:
+        if is_trigger(graph, node_id):
+            continue
+        definition = get_action(graph.action_type(node_id) or "")
+        if definition is None or definition.loop:
+            return False
+        writers += definition.side_effects
+    return writers <= 1
+
+
 def _short(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 60 else text[:57] + "…"

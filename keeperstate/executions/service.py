@@ -58,7 +58,15 @@ from keeperstate.engine.graph import Graph
 from keeperstate.engine.pins import pinned_outputs
 from keeperstate.engine.registry import get_action
 from keeperstate.engine.results import Failed, NodeResult, Succeeded, result_from_json
-from keeperstate.engine.runner import RunOutcome, UnknownAction, check_input, reaches_outside, run_graph, run_node
+from keeperstate.engine.runner import (
+    RunOutcome,
+    UnknownAction,
+    check_input,
+    reaches_outside,
+    run_graph,
+    run_node,
+    writes_at_most_once,
+)
 from keeperstate.engine.scope import TRIGGER_TYPE, trigger_config, trigger_of
 from keeperstate.executions import inprocess
 from keeperstate.executions.error_runs import queue_error_run
@@ -66,7 +74,7 @@ from keeperstate.executions.lifecycle import by_idempotency_key, claim_to_run, e
 from keeperstate.executions.liveness import heartbeating
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.ratelimits.counters import check_org_run_rate
-from keeperstate.state.store import one_key_transaction, whole_run_transaction
+from keeperstate.state.store import at_most_one_key, one_key_transaction, whole_run_transaction
 from keeperstate.workflows.models import Workflow
 
 logger = logging.getLogger(__name__)
@@ -514,8 +522,11 @@ def _run_and_end(execution: WorkflowExecution, workflow: Workflow) -> None:
     ctx = RunContext(organization_id=workflow.organization_id, workflow_id=workflow.id, execution_id=execution.id)
     outcome = RunOutcome()
     try:
-        run_graph(workflow.nodes, workflow.edges, execution.input, ctx, outcome=outcome,
-                  pins=_pins(execution, workflow))
+        # A run that writes one key at most may take the store's fast usage check, as a node of a
+        # run recorded first does (one_key_transaction).
+        with at_most_one_key(writes_at_most_once(workflow.nodes)):
+            run_graph(workflow.nodes, workflow.edges, execution.input, ctx, outcome=outcome,
+                      pins=_pins(execution, workflow))
     except DatabaseError:
         raise _RunAgain from None  # a refusal runs again node by node; a lost database does not (_unless_lost)
     except Exception:

@@ -269,13 +269,24 @@ def whole_run_transaction() -> Iterator[None]:
     together (keeperstate.executions.service). The store sends no savepoint in it: a refused
     statement aborts the transaction, and the caller rolls it back and runs the workflow again the
     way that commits node by node. The exact usage path is taken, as in any transaction that may
-    write several keys."""
+    write several keys, unless the run says it writes one at most (at_most_one_key)."""
     token = _whole_run.set(True)
     try:
-        with transaction.atomic():
+        with transaction.atomic(), at_most_one_key(False):
             yield
     finally:
         _whole_run.reset(token)
+
+
+@contextmanager
+def at_most_one_key(one: bool) -> Iterator[None]:
+    """Within the caller's transaction, whether it writes one key at most (``one``): then the
+    store may use its fast usage check, as in one_key_transaction."""
+    token = _one_key.set(one)
+    try:
+        yield
+    finally:
+        _one_key.reset(token)
 
 
 def _db() -> BaseDatabaseWrapper:

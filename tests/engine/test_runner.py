@@ -216,3 +216,20 @@ def test_conflict_branch_lets_a_workflow_alert_without_failing(org, user):
     assert second.node_results["set"]["data"]["conflict"] is True
     assert second.node_results["won"] == {"skipped": True}
     assert WorkflowState.objects.get(key="lost").value == 1
+
+
+def test_a_graph_writes_at_most_once_with_one_writer_and_no_loop():
+    from keeperstate.engine.runner import writes_at_most_once
+    from keeperstate.workflows.examples import block_monitor_graph
+
+    counter, _ = graph(("count", "State Increment", {"actionType": "State Increment", "key": "runs"}))
+    monitor, _ = block_monitor_graph()
+    two, _ = graph(("a", "A", {"actionType": "State Set", "key": "a", "value": "1"}),
+                   ("b", "B", {"actionType": "State Delete", "key": "b"}))
+    looped, _ = graph(("each", "Each", {"actionType": "For Each", "items": "[1, 2]"}),
+                      ("set", "Set", {"actionType": "State Set", "key": "a", "value": "1"}))
+
+    assert writes_at_most_once(counter)
+    assert writes_at_most_once(monitor)
+    assert not writes_at_most_once(two)
+    assert not writes_at_most_once(looped)

@@ -442,3 +442,51 @@ def test_a_queued_run_whose_job_was_lost_is_queued_again_unless_a_run_holds_it(c
         ["todo"], ["todo"], [], [])
     assert run_queued(lost.pk).status == "success"
     assert requeue_orphaned_runs(later) == 1  # the held one, now that nothing holds it
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_in_one_commit_takes_the_exact_usage_path_only_when_it_may_write_several_keys(org, user, monkeypatch):
+    from keeperstate.state import store
+
+    seen = []
+    original = store._limits
+
+    def noted(exact):
+        seen.append(exact)
+        return original(exact)
+
+    monkeypatch.setattr(store, "_limits", noted)
+    nodes, edges = counter_graph()
+    one_writer = make_workflow(org, name="One writer", user=user, nodes=nodes, edges=edges)
+    nodes, edges = counter_graph()
+    nodes.append({**nodes[1], "id": "again", "data": {**nodes[1]["data"], "config": {
+        "actionType": "State Increment", "key": "other"}}})
+    edges.append({"id": "e2", "source": "count", "target": "again"})
+    two_writers = make_workflow(org, name="Two writers", user=user, nodes=nodes, edges=edges)
+
+    run_now(one_writer, {}, trigger="api")  # creates its key
+    one, seen[:] = list(seen), []
+    run_now(two_writers, {}, trigger="api")  # creates two keys
+
+    # one key at most: the fast usage check, as a node of a run recorded first; else the exact one,
+    # whose locks are taken in one order whatever keys a transaction writes
+    assert one
+    assert set(one) == {False}
+    assert seen
+    assert set(seen) == {True}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_in_one_commit_near_its_organizations_key_budget_goes_again_node_by_node(counter, settings, monkeypatch):
+    # near the budget the fast usage check asks to count exactly (KS000), which a transaction
+    # without savepoints cannot do in place: the run is rolled back and goes the second way
+    settings.KEEPERSTATE_ORG_MAX_KEYS = 10
+    node_by_node = []
+    original = service._NodeByNode.run
+    monkeypatch.setattr(service._NodeByNode, "run", lambda self, wf: node_by_node.append(1) or original(self, wf))
+
+    execution = run_now(counter, {}, trigger="api").execution
+
+    assert node_by_node == [1]
+    assert WorkflowExecution.objects.get(pk=execution.pk).status == "success"
+    assert runs_counted(counter) == 1
