@@ -69,7 +69,7 @@ def test_the_workers_pool_checks_a_quiet_connection_without_a_query_and_finds_on
             lent.execute = counted  # type: ignore[method-assign]
             await _check(lent)  # quiet: nothing asked
             with psycopg.connect(url, autocommit=True) as other:  # the server ends it, as a restart would
-                other.execute("SELECT pg_terminate_backend(%s)", [lent.info.backend_pid])
+                other.execute("SELECT pg_terminate_backend(%s::integer)", [lent.info.backend_pid])
             await asyncio.sleep(0.5)
             try:
                 await _check(lent)
