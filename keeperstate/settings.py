@@ -236,6 +236,10 @@ LOGGING = {
         # httpx logs every request's full URL at INFO, which may hold a secret: keep it to warnings.
         "httpx": {"level": "WARNING"},
         "httpcore": {"level": "WARNING"},
+        # The worker's connection pool logs each failed attempt to reconnect, seven lines each,
+        # through a failover; keeperstate.database says once that the database went and once that
+        # it is back (keeperstate.ops.availability).
+        "psycopg.pool": {"level": "ERROR"},
     },
 }
 

@@ -21,7 +21,7 @@ pytest_plugins = ["tests.workers.processes", "tests.sharding.recording"]
 # `pytest -m "not browser and not processes and not pgbouncer and not chain"` runs without Chromium,
 # PgBouncer, ganache or extra processes.
 TIERS = {"browser": "browser", "ops": "processes", "workers": "processes", "faults": "processes",
-         "pgbouncer": "pgbouncer", "chain": "chain", "mcp": "processes", "hosts": "hosts"}
+         "pgbouncer": "pgbouncer", "chain": "chain", "mcp": "processes", "hosts": "hosts", "ha": ("ha", "processes")}
 TESTS = Path(__file__).resolve().parent
 
 
@@ -29,7 +29,8 @@ def pytest_collection_modifyitems(items):
     for item in items:
         path = Path(item.fspath).resolve()
         folder = path.relative_to(TESTS).parts[0] if path.is_relative_to(TESTS) else None
-        if tier := TIERS.get(folder):
+        tiers = TIERS.get(folder) or ()
+        for tier in (tiers,) if isinstance(tiers, str) else tiers:
             item.add_marker(getattr(pytest.mark, tier))
     if citus.ENABLED:
         citus.skip_single_server(items)

@@ -290,3 +290,74 @@ def _readable(raw) -> bool:
     import select
 
     return bool(select.select([raw.fileno()], [], [], 0)[0])
+CLUSTER = {"HOST": "127.0.0.1,127.0.0.1,127.0.0.1", "PORT": "5451,5452,5453"}
+
+
+@pytest.mark.parametrize("url", [
+    # libpq's spelling, and the query's; target_session_attrs given or added
+    "postgresql://ks@127.0.0.1:5451,127.0.0.1:5452,127.0.0.1:5453/keeperstate?target_session_attrs=read-write",
+    "postgresql://ks@127.0.0.1:5451,127.0.0.1:5452,127.0.0.1:5453/keeperstate",
+    "postgresql://ks@/keeperstate?host=127.0.0.1,127.0.0.1,127.0.0.1&port=5451,5452,5453&target_session_attrs=read-write",
+    "postgresql://ks@/keeperstate?host=127.0.0.1,127.0.0.1,127.0.0.1&port=5451,5452,5453",
+], ids=["libpq", "libpq-added", "query", "query-added"])
+def test_a_cluster_url_in_either_spelling_lists_its_hosts_and_writes_only_to_the_primary(monkeypatch, url):
+    monkeypatch.setenv("DATABASE_URL", url)
+
+    config = database.database_config()
+
+    assert {key: config[key] for key in CLUSTER} == CLUSTER
+    assert (config["NAME"], config["USER"], config["OPTIONS"]["target_session_attrs"]) == ("keeperstate", "ks",
+                                                                                            "read-write")
+    # and a child process given the same database gets the same hosts back
+    monkeypatch.setenv("DATABASE_URL", database.database_url(config))
+    assert {key: database.database_config()[key] for key in CLUSTER} == CLUSTER
+
+
+@pytest.mark.parametrize(("url", "message"), [
+    ("postgresql://ks:hunter2@h1:5451,h2:5452/keeperstate?target_session_attrs=any",
+     "DATABASE_URL lists several hosts with target_session_attrs=any: use read-write (or leave it out), so that "
+     "only the primary is written to"),
+    ("postgresql://ks:hunter2@h1:5451,h2:port/keeperstate",
+     "DATABASE_URL's ports must be numbers, one per host, as in postgresql://user@h1:5432,h2:5432/db"),
+    ("postgresql://ks:hunter2@/keeperstate?host=h1,h2,h3&port=5451,5452",
+     "DATABASE_URL lists 3 host(s) and 2 port(s): give one port for all hosts or one per host, as in "
+     "postgresql://user@h1:5432,h2:5432,h3:5432/db"),
+    ("postgres:/ks:hunter2@h1:5432",
+     "DATABASE_URL must be a postgresql:// URL such as postgresql://user@host:5432/db (got 'no scheme')"),
+])
+def test_a_wrong_cluster_url_is_refused_in_one_line_without_its_password(monkeypatch, url, message):
+    monkeypatch.setenv("DATABASE_URL", url)
+
+    with pytest.raises(InvalidEnvironment) as refused:
+        database.database_config()
+
+    assert str(refused.value) == message
+    assert "hunter2" not in str(refused.value)
+
+
+@pytest.mark.django_db
+def test_a_cluster_url_connects_to_the_writable_host_of_its_list(monkeypatch):
+    # given the suite's own server listed after an address where nothing listens
+    from django.db import connection
+
+    from tests.ops.serving import free_port
+
+    real = connection.settings_dict
+    if real["ENGINE"] == database.EMBEDDED_ENGINE:
+        from keeperstate.ops.embedded.base import fill_address
+
+        fill_address(real)
+    host = real["HOST"] or "127.0.0.1"
+    monkeypatch.setenv("DATABASE_URL", database.database_url({**real, "HOST": f"127.0.0.1,{host}",
+                                                               "PORT": f"{free_port()},{real['PORT'] or 5432}"}))
+    config = {**database.database_config(), "NAME": real["NAME"]}
+
+    # when a connection is made with it, as Django makes one
+    import psycopg
+
+    params = {"host": config["HOST"], "port": config["PORT"], "dbname": config["NAME"], "user": config["USER"],
+              "password": config["PASSWORD"] or None, **{k: v for k, v in config["OPTIONS"].items()
+                                                         if k == "target_session_attrs"}}
+    with psycopg.connect(**params, connect_timeout=5) as conn:
+        # then it is on the server that takes writes
+        assert conn.execute("SELECT NOT pg_is_in_recovery()").fetchone() == (True,)

@@ -65,7 +65,7 @@ def test_pages_answer_503_while_the_database_is_down(client, django_user_model, 
 
     body = response.content.decode()
     assert response.status_code == 503
-    assert response["Retry-After"] == "5"
+    assert response["Retry-After"] == "2"  # a failover takes about ten seconds
     assert "Temporarily unavailable" in body
     assert_no_internals(body)
 
@@ -78,7 +78,8 @@ def test_the_api_answers_coded_503_json_while_the_database_is_down(client, djang
     response = client.get("/api/workflows/")
 
     assert response.status_code == 503
-    assert response.json()["code"] == "DATABASE_ERROR"
+    assert response.json()["code"] == "DATABASE_UNAVAILABLE"
+    assert response["Retry-After"] == "2"
     assert_no_internals(response.content.decode())
 
 
@@ -93,20 +94,37 @@ def test_a_form_without_its_csrf_token_gets_a_plain_page_that_says_to_reload():
     assert "CSRF" not in response.content.decode()
 
 
-def test_an_unreachable_database_is_logged_in_one_line_per_request(client, django_user_model, database_down, caplog):
+def test_an_outage_is_logged_in_one_line_and_its_end_in_another(client, django_user_model, database_down, caplog):
     import logging
+
+    from keeperstate.ops import availability
 
     client.force_login(django_user_model.objects.create_superuser("root", password="pw-long-enough-1"))
     client.raise_request_exception = False
     request_log = logging.getLogger("django.request")  # it does not propagate to the root logger
     request_log.addHandler(caplog.handler)
+    availability.OUTAGE.since = None
     database_down()
     try:
-        client.get("/admin/")
+        with caplog.at_level(logging.WARNING):
+            # when pages and the API meet the outage, over and over
+            for path in ("/admin/", "/api/workflows/", "/admin/", "/healthz", "/api/workflows/"):
+                assert client.get(path).status_code == 503
     finally:
         request_log.removeHandler(caplog.handler)
 
-    [record] = [r for r in caplog.records if r.name == "django.request"]
-    assert record.getMessage().startswith("Service Unavailable: /admin/ (database: ")
+    # then the log holds one line, without a traceback, and no request's own line
+    [record] = caplog.records
+    assert record.name == "keeperstate.database"
+    assert record.getMessage().startswith("database unavailable (")
     assert record.exc_info is None
+    assert availability.OUTAGE.ongoing
+
+    # and when a connection is made again, one line says so
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="keeperstate.database"):
+        availability.connected()
+    [back] = caplog.records
+    assert back.getMessage().startswith("database writable again after ")
+    assert "(5 request(s) or step(s) met the outage)" in back.getMessage()
 

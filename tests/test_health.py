@@ -20,5 +20,6 @@ def test_the_health_check_answers_503_while_the_database_is_down(client, databas
     response = client.get("/healthz")
 
     assert response.status_code == 503
-    assert response.json()["code"] == "DATABASE_ERROR"
+    assert response.json()["code"] == "DATABASE_UNAVAILABLE"
+    assert response["Retry-After"] == "2"
     assert "socket" not in response.content.decode()

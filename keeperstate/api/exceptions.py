@@ -36,7 +36,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         return response
     failure = failure_of(exc, where=_view_name(context))
     set_rollback()
-    return Response(failure.body, status=failure.status, headers=failure.headers)
+    response = Response(failure.body, status=failure.status, headers=failure.headers)
+    if failure.logged:  # the outage's own line says it (keeperstate.ops.availability)
+        response._has_been_logged = True  # type: ignore[attr-defined]  # Django's own marker
+    return response
 
 
 def error_response(error: Code | CodedError, detail: str | None = None, *, status: int | None = None) -> Response:

@@ -42,6 +42,8 @@ class Code(Enum):
     ORIGIN_NOT_ALLOWED = (403, "The request's Origin is not this site's; call /mcp/ from this site or a client.")
     INTERNAL_ERROR = (500, "Something went wrong on our side; the error was logged for the administrators.")
     DATABASE_ERROR = (503, "The database could not complete the request; the error was logged. Try again.")
+    DATABASE_UNAVAILABLE = (503, "The database is unavailable or failing over. Retry after Retry-After seconds, "
+                            "a run with the same Idempotency-Key: the execution tells what happened.")
 
     # --- workflows: saving and validating a graph ---------------------------------------------
     WORKFLOW_INVALID = (400, "The workflow has errors; the validation report in details says where.")

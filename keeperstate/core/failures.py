@@ -2,9 +2,11 @@
 the MCP's tool errors and the builder's pages all ask ``failure_of``.
 
 A coded error answers its own code, message, field and details; Django's own refusals answer
-their catalogue entries (NOT_FOUND, PERMISSION_DENIED, PARSE_ERROR, REQUEST_TOO_LARGE). Anything
-else is logged with its traceback and answered DATABASE_ERROR (a database error) or INTERNAL_ERROR,
-so driver text and internals never reach a user.
+their catalogue entries (NOT_FOUND, PERMISSION_DENIED, PARSE_ERROR, REQUEST_TOO_LARGE). A database
+that cannot be written to (down, failing over) answers DATABASE_UNAVAILABLE with Retry-After, and
+its outage is logged once (keeperstate.ops.availability). Anything else is logged with its
+traceback and answered DATABASE_ERROR (a database error) or INTERNAL_ERROR, so driver text and
+internals never reach a user.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from django.http import Http404
 
 from keeperstate.core.errors import Code, CodedError, error_body
 from keeperstate.core.inputs import BodyTooLarge
+from keeperstate.ops import availability
 
 logger = logging.getLogger("keeperstate.failures")
 
@@ -30,6 +33,7 @@ class Failure:
     status: int
     body: dict[str, Any]
     headers: dict[str, str] = field(default_factory=dict)
+    logged: bool = False  # said already, by the outage's line: not once more per request
 
     @property
     def code(self) -> str:
@@ -49,6 +53,9 @@ def coded(exc: BaseException, *, where: str) -> CodedError:
         return CodedError.of(Code.PERMISSION_DENIED, str(exc) or None)
     if isinstance(exc, SuspiciousOperation):
         return CodedError.of(Code.PARSE_ERROR, "The request was malformed.")
+    if isinstance(exc, DatabaseError) and availability.unavailable(exc):
+        availability.noticed(exc, where)
+        return CodedError.of(Code.DATABASE_UNAVAILABLE)
     if isinstance(exc, DatabaseError):
         logger.error("database error in %s", where, exc_info=exc)
         return CodedError.of(Code.DATABASE_ERROR)
@@ -62,4 +69,7 @@ def failure_of(exc: BaseException, *, where: str) -> Failure:
     headers = {}
     if retry_after := getattr(error, "retry_after", None):  # THROTTLED
         headers["Retry-After"] = str(retry_after)
-    return Failure(error.status_code, error_body(error), headers)
+    unavailable = error.error is Code.DATABASE_UNAVAILABLE
+    if unavailable:
+        headers["Retry-After"] = str(availability.RETRY_AFTER_SECONDS)
+    return Failure(error.status_code, error_body(error), headers, logged=unavailable)

@@ -20,6 +20,7 @@ from django.db import DatabaseError, connection
 from django.utils import timezone
 
 from keeperstate.executions.models import WorkflowExecution
+from keeperstate.ops import availability
 
 logger = logging.getLogger(__name__)
 
@@ -58,8 +59,11 @@ def _beat() -> None:
             continue
         try:
             refresh(running)
-        except DatabaseError:
-            logger.warning("could not refresh the heartbeat of %d run(s); trying again", len(running))
+        except DatabaseError as exc:
+            if availability.unavailable(exc):
+                availability.noticed(exc, "the runs' heartbeat")
+            else:
+                logger.warning("could not refresh the heartbeat of %d run(s); trying again", len(running))
             connection.close()  # a new connection next time (the database may have restarted)
 
 

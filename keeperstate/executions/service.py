@@ -73,6 +73,7 @@ from keeperstate.executions.error_runs import queue_error_run
 from keeperstate.executions.lifecycle import by_idempotency_key, claim_to_run, end, insert, record_progress
 from keeperstate.executions.liveness import heartbeating
 from keeperstate.executions.models import WorkflowExecution
+from keeperstate.ops import availability
 from keeperstate.ratelimits.counters import check_org_run_rate
 from keeperstate.state.store import at_most_one_key, one_key_transaction, whole_run_transaction
 from keeperstate.workflows.models import Workflow
@@ -608,10 +609,13 @@ class _NodeByNode:
                     on_progress=self.progress, node_transaction=one_key_transaction,
                     pins=_pins(execution, workflow),
                 )
-        except (DatabaseError, WorkflowDeletedDuringRun):
+        except (DatabaseError, WorkflowDeletedDuringRun) as exc:
             # DatabaseError: the record cannot be written now; the client's answer says so (503), and
             # housekeeping closes the execution as interrupted with the node results recorded so far.
-            logger.warning("execution %s could not be recorded to its end", execution.pk, exc_info=True)
+            if availability.unavailable(exc):  # the outage's one line (keeperstate.ops.availability)
+                availability.noticed(exc, f"execution {execution.pk}")
+            else:
+                logger.warning("execution %s could not be recorded to its end", execution.pk, exc_info=True)
             raise
         except Exception:
             logger.exception("execution %s failed outside any action", execution.pk)

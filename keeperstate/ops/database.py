@@ -96,20 +96,85 @@ def database_config() -> dict[str, Any]:
     return config
 
 
+# Several hosts (a Patroni cluster, docs/production.md#running-on-patroni): libpq tries them in turn
+# for each connection and keeps the first that takes writes, again after a failover.
+_CLUSTER_SESSION = "read-write"
+_WRITABLE_SESSIONS = ("read-write", "primary")
+
+
 def _parse_database_url(url: str, max_age: int) -> dict[str, Any]:
-    # The URL holds a password: the error names its scheme only.
+    """DATABASE_URL as Django's database settings. A cluster's hosts are given either way libpq
+    reads them, ``postgresql://user@h1:5432,h2:5432/db`` or ``postgresql://user@/db?host=h1,h2&port=5432,5432``;
+    both become HOST ``h1,h2`` and PORT ``5432,5432`` with ``target_session_attrs=read-write``."""
+    # The URL holds a password: errors name its scheme, or the part at fault, never the URL.
     scheme = url.split("://", 1)[0] if "://" in url else "no scheme"
     refused = InvalidEnvironment(
         f"DATABASE_URL must be a postgresql:// URL such as postgresql://user@host:5432/db (got {scheme!r})"
     )
+    if "://" not in url:
+        raise refused
     try:
-        config = dict(dj_database_url.parse(url, conn_max_age=max_age, conn_health_checks=True))
-    except ValueError:  # dj-database-url's UnknownSchemeError is one
+        config: dict[str, Any] = dict(
+            dj_database_url.parse(_hosts_to_query(url), conn_max_age=max_age, conn_health_checks=True)
+        )
+    except ValueError:  # dj-database-url's UnknownSchemeError is one, and a port that is no number
         raise refused from None
     if config.get("ENGINE") != "django.db.backends.postgresql":
         raise refused
     config["ENGINE"] = POSTGRES_ENGINE
+    options: dict[str, Any] = config.setdefault("OPTIONS", {})
+    if "host" in options or "port" in options:  # the query's spelling: ?host=…&port=…
+        config["HOST"] = str(options.pop("host", "") or config.get("HOST") or "")
+        config["PORT"] = str(options.pop("port", "") or config.get("PORT") or "")
+    if "," in str(config.get("HOST") or "") or "," in str(config.get("PORT") or ""):
+        _check_cluster(str(config["HOST"]), str(config.get("PORT") or ""), options)
     return config
+
+
+def _hosts_to_query(url: str) -> str:
+    """``scheme://user@h1:p1,h2:p2/db?…`` as ``scheme://user@/db?host=h1,h2&port=p1,p2&…``, the
+    spelling dj-database-url reads (it takes one host and one port from the authority)."""
+    scheme, sep, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    userinfo, at, hostlist = authority.rpartition("@")
+    if not sep or "," not in hostlist:
+        return url
+    hosts, ports = [], []
+    for item in hostlist.split(","):
+        host, port = _host_and_port(item)
+        hosts.append(host)
+        ports.append(port)
+    path, question, query = path.partition("?")
+    fields = [f"host={','.join(hosts)}"] + ([f"port={','.join(ports)}"] if any(ports) else []) + (
+        [query] if query else [])
+    return f"{scheme}://{userinfo}{at}/{path}?{'&'.join(fields)}"
+
+
+def _host_and_port(item: str) -> tuple[str, str]:
+    if item.startswith("["):  # an IPv6 address: [::1]:5432
+        host, _, port = item[1:].partition("]")
+        return host, port.removeprefix(":")
+    host, _, port = item.partition(":")
+    return host, port
+
+
+def _check_cluster(hosts: str, ports: str, options: dict[str, Any]) -> None:
+    host_list, port_list = hosts.split(","), ports.split(",") if ports else []
+    if not all(host_list) or len(port_list) not in (0, 1, len(host_list)):
+        raise InvalidEnvironment(
+            f"DATABASE_URL lists {len(host_list)} host(s) and {len(port_list)} port(s): give one port for all "
+            "hosts or one per host, as in postgresql://user@h1:5432,h2:5432,h3:5432/db"
+        )
+    if any(port and not (port.isascii() and port.isdigit()) for port in port_list):
+        raise InvalidEnvironment(
+            "DATABASE_URL's ports must be numbers, one per host, as in postgresql://user@h1:5432,h2:5432/db"
+        )
+    session = options.setdefault("target_session_attrs", _CLUSTER_SESSION)
+    if session not in _WRITABLE_SESSIONS:
+        raise InvalidEnvironment(
+            f"DATABASE_URL lists several hosts with target_session_attrs={session}: use read-write (or leave it "
+            "out), so that only the primary is written to"
+        )
 
 
 # The embedded server this process joined (None with DATABASE_URL or before its first connection).
@@ -178,6 +243,7 @@ def _quiet_wheel() -> None:
 def database_url(config: dict[str, Any]) -> str:
     """A Django database config as a DATABASE_URL, for child processes (gunicorn, workers) that must
     use the very same database, e.g. a test database, without starting or joining the embedded server.
+    A cluster's hosts come out in libpq's spelling, ``user@h1:p1,h2:p2/db?target_session_attrs=…``.
 
     An embedded config whose connection has not opened yet has no address: this process starts or
     joins the server first (the child's connections then need it running)."""
@@ -186,11 +252,22 @@ def database_url(config: dict[str, Any]) -> str:
     if config.get("ENGINE") == EMBEDDED_ENGINE and not config.get("HOST"):
         config = {**config, **embedded_address()}
     options = config.get("OPTIONS") or {}
-    host = config.get("HOST") or options.get("host") or "localhost"
-    port = config.get("PORT") or options.get("port") or ""
+    hosts = str(config.get("HOST") or options.get("host") or "localhost").split(",")
+    ports = str(config.get("PORT") or options.get("port") or "").split(",")
+    ports = ports * len(hosts) if len(ports) == 1 else ports
     password = f":{quote(config['PASSWORD'], safe='')}" if config.get("PASSWORD") else ""
-    netloc = f"{quote(config['USER'], safe='')}{password}@{quote(str(host), safe='')}"
-    return f"postgresql://{netloc}{':' + str(port) if port else ''}/{quote(config['NAME'], safe='')}"
+    authority = ",".join(f"{_url_host(host)}{':' + port if port else ''}" for host, port in zip(hosts, ports,
+                                                                                             strict=True))
+    session = options.get("target_session_attrs")
+    query = f"?target_session_attrs={session}" if session else ""
+    user, name = quote(config["USER"], safe=""), quote(config["NAME"], safe="")
+    return f"postgresql://{user}{password}@{authority}/{name}{query}"
+
+
+def _url_host(host: str) -> str:
+    from urllib.parse import quote
+
+    return f"[{host}]" if ":" in host else quote(host, safe="")
 
 
 def _reason(exc: Exception, log: Path) -> str:

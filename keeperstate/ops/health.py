@@ -1,6 +1,6 @@
 """`GET /healthz`: whether this web process can serve, for a load balancer or a supervisor.
 
-200 ``{"status": "ok"}`` when the database answers, else 503 ``{"code": "DATABASE_ERROR", ...}``.
+200 ``{"status": "ok"}`` when the database answers, else 503 ``{"code": "DATABASE_UNAVAILABLE", ...}``.
 No session, no user, no CSRF: a probe carries none, and answering must not depend on them.
 """
 
@@ -14,6 +14,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from keeperstate.core.errors import Code, error_body
+from keeperstate.ops import availability
 
 logger = logging.getLogger(__name__)
 
@@ -25,11 +26,12 @@ def healthz(request: HttpRequest) -> JsonResponse:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
     except DatabaseError as exc:
-        reason = next(iter(str(exc).strip().splitlines()), type(exc).__name__)
-        logger.warning("health check: the database does not answer (%s)", reason)
+        availability.noticed(exc, "the health check")  # the outage's one line, not one per probe
         response = JsonResponse(
-            {"status": "unavailable", **error_body(Code.DATABASE_ERROR, "The database does not answer.")}, status=503
+            {"status": "unavailable", **error_body(Code.DATABASE_UNAVAILABLE, "The database does not answer.")},
+            status=503,
         )
-        response["Retry-After"] = "5"
+        response["Retry-After"] = str(availability.RETRY_AFTER_SECONDS)
+        response._has_been_logged = True  # type: ignore[attr-defined]  # Django's own marker
         return response
     return JsonResponse({"status": "ok"})

@@ -11,6 +11,7 @@ from typing import Any
 
 from django.db import DatabaseError
 
+from keeperstate.ops import availability
 from keeperstate.state.errors import StateStorageError
 
 logger = logging.getLogger("keeperstate.state")
@@ -54,7 +55,9 @@ def iso(moment: datetime | None) -> str | None:
 
 
 class storage_errors:  # noqa: N801 - used as a context manager, like contextlib's
-    """Database errors become STATE_STORAGE_ERROR; the driver's text goes to the log only.
+    """Database errors become STATE_STORAGE_ERROR; the driver's text goes to the log only. A
+    database that is unavailable (down, failing over) is not the store's refusal: its error goes
+    on, and the request answers 503 DATABASE_UNAVAILABLE (keeperstate.ops.availability).
 
     A class rather than a @contextmanager generator: every state operation enters it, and a
     generator costs a few microseconds against a statement of a few hundred."""
@@ -66,6 +69,8 @@ class storage_errors:  # noqa: N801 - used as a context manager, like contextlib
         return None
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        if isinstance(exc, DatabaseError) and availability.unavailable(exc):
+            return  # the database is down or failing over: the caller answers DATABASE_UNAVAILABLE
         if isinstance(exc, DatabaseError):
             logger.exception("workflow state %s failed", self.action, exc_info=exc)
             raise StateStorageError(

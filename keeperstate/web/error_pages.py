@@ -13,11 +13,12 @@ import logging
 import sys
 from typing import Any
 
-from django.db import DatabaseError, InterfaceError, OperationalError
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template import loader
 
 from keeperstate.core.errors import Code, error_body
+from keeperstate.ops import availability
 
 logger = logging.getLogger("django.request")
 
@@ -48,24 +49,26 @@ def page_not_found(request: HttpRequest, exception: Exception | None = None) -> 
 def server_error(request: HttpRequest) -> HttpResponse:
     # Django calls handler500 inside its `except` block, so the exception is still at hand.
     exc = sys.exc_info()[1]
-    response = error_response(request, 503 if isinstance(exc, DatabaseError) else 500)
-    if isinstance(exc, OperationalError | InterfaceError):
-        # The database is unreachable: one line per request, not a hundred-line traceback for
-        # every request of an outage. Django logs anything else with its traceback.
-        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        logger.error("Service Unavailable: %s (database: %s)", request.path, first_line)
+    if availability.unavailable(exc):
+        # The database is unreachable or failing over: the outage's one line
+        # (keeperstate.ops.availability), not a hundred-line traceback for every request of it.
+        availability.noticed(exc, request.path)  # type: ignore[arg-type]  # unavailable() saw an exception
+        response = error_response(request, 503, Code.DATABASE_UNAVAILABLE)
         response._has_been_logged = True  # type: ignore[attr-defined]  # Django's own marker
-    return response
+        return response
+    # Django logs anything else with its traceback.
+    return error_response(request, 503 if isinstance(exc, DatabaseError) else 500)
 
 
-def error_response(request: HttpRequest | None, status: int) -> HttpResponse:
+def error_response(request: HttpRequest | None, status: int, code: Code | None = None) -> HttpResponse:
     response: HttpResponse
     if request is not None and request.path_info.startswith(JSON_PREFIXES):
-        response = JsonResponse(error_body(PAGES[status]), status=status)
+        response = JsonResponse(error_body(code or PAGES[status]), status=status)
     else:
         response = HttpResponse(_render(f"{status}.html"), status=status)
     if status == 503:
-        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        unavailable = code is Code.DATABASE_UNAVAILABLE
+        response["Retry-After"] = str(availability.RETRY_AFTER_SECONDS if unavailable else RETRY_AFTER_SECONDS)
     return response
 
 

@@ -19,6 +19,7 @@ from keeperstate.executions.housekeeping import housekeeping, interrupt_stale_ru
 from keeperstate.executions.listening import worker_connector
 from keeperstate.executions.scheduling import schedule_due
 from keeperstate.executions.tasks import QUEUE
+from keeperstate.ops import availability
 from keeperstate.ops.env import env_str
 
 logger = logging.getLogger("keeperstate.worker")
@@ -137,9 +138,12 @@ async def _every(seconds: float, step: Callable[[], Any]) -> None:
     while True:
         try:
             await step()
-        except DatabaseError as exc:
-            # one line per attempt during an outage, not a traceback each
-            logger.warning("the database is unavailable (%s); the worker keeps trying", type(exc).__name__)
-        except Exception:
-            logger.exception("a scheduler or housekeeping step failed; trying again")
+        except Exception as exc:
+            if availability.unavailable(exc):  # the outage's one line, the worker keeps trying
+                availability.noticed(exc, "the worker's scheduler and housekeeping")
+            elif isinstance(exc, DatabaseError):
+                logger.warning("a scheduler or housekeeping step met a database error (%s); trying again",
+                               type(exc).__name__)
+            else:
+                logger.exception("a scheduler or housekeeping step failed; trying again")
         await asyncio.sleep(seconds)
