@@ -113,7 +113,8 @@ def env_list(name: str, default: Iterable[str] = ()) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
-def child_environment(**overrides: str) -> dict[str, str]:
-    """This process's environment with ``overrides``, for a child process (a benchmark's workers,
-    serve's children inherit it as it is)."""
-    return {**os.environ, **overrides}
+def child_environment(*, without: Iterable[str] = (), **overrides: str) -> dict[str, str]:
+    """This process's environment less the names in ``without``, with ``overrides``, for a child
+    process (a benchmark's workers; serve's children inherit it as it is)."""
+    dropped = set(without)
+    return {**{name: value for name, value in os.environ.items() if name not in dropped}, **overrides}

@@ -32,6 +32,8 @@ import psutil
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from keeperstate.ops.env import child_environment
+
 KINDS = ("counter", "monitor", "stack")
 # Run by each checkout's own code (`manage.py shell`), so each side makes its rows its own way.
 SETUP = """
@@ -86,9 +88,9 @@ class Compare:
         self.sides, self.rounds, self.block, self.out = sides, rounds, block, out
         self.servers: dict[str, subprocess.Popen[bytes]] = {}
         # Each side on its own checkout's data folder (unless DATABASE_URL puts both on one server).
-        env = {key: value for key, value in os.environ.items() if key != "KEEPERSTATE_DATA_DIR"}
-        self.env = {**env, "DJANGO_DEBUG": "false", "KEEPERSTATE_API_RATE": "100000000/min",
-                    "KEEPERSTATE_ORG_RUNS_PER_MINUTE": "100000000"}
+        self.env = child_environment(without=["KEEPERSTATE_DATA_DIR"], DJANGO_DEBUG="false",
+                                     KEEPERSTATE_API_RATE="100000000/min",
+                                     KEEPERSTATE_ORG_RUNS_PER_MINUTE="100000000")
         self.blocks = iter(range(100_000, 10**9))  # the monitor's cursor: a new block, the same size
 
     def run(self) -> dict[str, Any]:
