@@ -7,10 +7,20 @@ from __future__ import annotations
 import logging
 
 import psycopg
+import psycopg_pool
 import pytest
 from django.db import DataError, IntegrityError, OperationalError
+from procrastinate.exceptions import ConnectorException
 
 from keeperstate.ops import availability
+
+
+@pytest.fixture(autouse=True)
+def no_outage():
+    """Each test starts and ends with this process's view of the database at no outage."""
+    availability.OUTAGE.since, availability.OUTAGE.met = None, 0
+    yield
+    availability.OUTAGE.since, availability.OUTAGE.met = None, 0
 
 
 def raised_from(cause: Exception, wrapper: type[Exception]) -> Exception:
@@ -32,7 +42,9 @@ class ReadOnly(psycopg.errors.ReadOnlySqlTransaction):
     raised_from(psycopg.OperationalError("server closed the connection unexpectedly"), OperationalError),
     raised_from(psycopg.errors.AdminShutdown("terminating connection due to administrator command"), OperationalError),
     raised_from(ReadOnly("cannot execute UPDATE in a read-only transaction"), IntegrityError),
-], ids=["refused", "closed", "57P01", "25006"])
+    psycopg_pool.PoolTimeout("couldn't get a connection after 30.00 sec"),
+    raised_from(psycopg.OperationalError("consuming input failed: EOF detected"), ConnectorException),
+], ids=["refused", "closed", "57P01", "25006", "pool timeout", "procrastinate's wrapper"])
 def test_a_database_that_cannot_take_writes_is_unavailable(exc):
     assert availability.unavailable(exc)
 
@@ -48,7 +60,6 @@ def test_a_refused_statement_is_not_unavailability(exc):
 
 
 def test_an_outage_is_one_line_and_its_end_another_whatever_meets_it(caplog):
-    availability.OUTAGE.since = None
     with caplog.at_level(logging.WARNING, logger="keeperstate.database"):
         for where in ("the API", "the worker", "the API", "a heartbeat"):
             availability.noticed(OperationalError("server closed the connection unexpectedly\nmore"), where)
@@ -85,3 +96,38 @@ def test_a_run_meeting_the_outage_answers_database_unavailable(user, workflow, d
     assert response.status_code == 503
     assert response.json()["code"] == "DATABASE_UNAVAILABLE"
     assert response["Retry-After"] == str(availability.RETRY_AFTER_SECONDS)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_queued_run_meeting_the_outage_ends_its_job_with_one_line_and_no_traceback(workflow, database_down, caplog):
+    from keeperstate.executions.models import WorkflowExecution
+    from keeperstate.executions.service import queue_run
+    from keeperstate.executions.tasks import run_execution
+
+    execution = queue_run(workflow, {}, trigger=WorkflowExecution.Trigger.API).execution
+    database_down()
+
+    # The job returns: Procrastinate would log a job that raised with its traceback, one per job.
+    with caplog.at_level(logging.WARNING):
+        run_execution(execution_id=str(execution.id), organization_id=execution.organization_id)
+
+    assert [record.getMessage()[:22] for record in caplog.records] == ["database unavailable ("]
+    assert "the queued run of execution" in caplog.records[0].getMessage()
+    assert all(record.exc_info is None for record in caplog.records)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_queued_run_whose_statement_is_refused_still_fails_its_job(workflow, monkeypatch):
+    from keeperstate.executions import service
+    from keeperstate.executions.models import WorkflowExecution
+    from keeperstate.executions.service import queue_run
+    from keeperstate.executions.tasks import run_execution
+
+    execution = queue_run(workflow, {}, trigger=WorkflowExecution.Trigger.API).execution
+
+    def refused(*args, **kwargs):
+        raise DataError("a statement the database refused")
+
+    monkeypatch.setattr(service, "run_queued", refused)
+    with pytest.raises(DataError):
+        run_execution(execution_id=str(execution.id), organization_id=execution.organization_id)

@@ -121,7 +121,7 @@ SELECT {_EXECUTION.sql}, {_WORKFLOW.sql}
 # By the primary key (organization_id, id), as the job names both, and the workflow by its
 # organization too (the CTE's rows are a result on a sharded database, so the join must name the
 # organization itself to stay on its shard); by id alone for a job queued before jobs carried the
-# organization (the index on id, migration 0023; on docs/scaling.md's fan-out list).
+# organization (the index on id; on docs/scaling.md's fan-out list).
 _CLAIM_SQL = _claim_sql('"organization_id" = %(org)s AND "id" = %(id)s', "%(org)s")
 CLAIM_BY_ID_SQL = _claim_sql('"id" = %(id)s', 'e."organization_id"')
 

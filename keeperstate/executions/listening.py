@@ -10,6 +10,17 @@ went from 0.13 s to 0.5–1.0 s until the worker was restarted). This listener r
 (a cut network, where no reset ever arrives) is found by a check every ``CHECK_SECONDS`` bounded
 by the same time. Its pool checks the connections it lends without a round trip while they are
 quiet (keeperstate.ops.postgres).
+
+Its queries outlive a failover too. Procrastinate's worker sends each of its own (fetch a job,
+finish it, beat its heart) once: one that meets the database going away (a primary killed in
+the middle of it) raised out of the worker's loop, and the worker process died with a traceback
+and was started again by ``serve``. Here a query that meets an outage is sent again on a new
+connection until the database answers (``OUTAGE_SECONDS`` at most), with the outage's one log
+line (keeperstate.ops.availability). Sending one again is safe for what the worker asks: reads,
+heartbeats and deletes of its own rows repeat harmlessly, and a job whose fetch committed but
+whose answer was lost is left ``doing`` with its execution still ``queued``, which housekeeping
+queues again (``requeue_orphaned_runs``). (A finish whose commit landed just before its answer
+was lost is refused when sent again, as a job not found: the job is gone either way.)
 """
 
 from __future__ import annotations
@@ -17,25 +28,40 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Iterable
-from typing import Any
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, LiteralString, TypeVar
 
 import psycopg
 import psycopg_pool
 from procrastinate import connector, exceptions, sql, utils
 from procrastinate.psycopg_connector import PsycopgConnector
 
+from keeperstate.ops import availability
 from keeperstate.ops.postgres.base import quiet
 
 logger = logging.getLogger("keeperstate.worker")
+T = TypeVar("T")
 
 RETRY_SECONDS = 0.5
 CHECK_SECONDS = 2.0
+# How long a query of the worker waits for the database through an outage (a failover takes about
+# ten seconds); past that it raises, and the worker stops and is started again.
+OUTAGE_SECONDS = 120.0
 # What Procrastinate's worker does on this notification: look for jobs now.
 WAKE_UP = json.dumps({"type": "job_inserted", "job_id": 0})
 
 
 class ListeningConnector(PsycopgConnector):
+    async def execute_query_async(self, query: LiteralString, **arguments: Any) -> None:
+        return await _through_outage(super().execute_query_async, query, arguments)
+
+    async def execute_query_one_async(self, query: LiteralString, **arguments: Any) -> dict[str, Any]:
+        return await _through_outage(super().execute_query_one_async, query, arguments)
+
+    async def execute_query_all_async(self, query: LiteralString, **arguments: Any) -> list[dict[str, Any]]:
+        return await _through_outage(super().execute_query_all_async, query, arguments)
+
     async def listen_notify(self, on_notification: connector.Notify, channels: Iterable[str]) -> None:
         channels = list(channels)
         lost = False
@@ -70,6 +96,19 @@ class ListeningConnector(PsycopgConnector):
                     await connection.execute("SELECT 1")
         finally:
             await _close_quietly(opened)
+
+
+async def _through_outage(execute: Callable[..., Awaitable[T]], query: LiteralString, arguments: dict[str, Any]) -> T:
+    """``execute(query, **arguments)``, sent again while the database is unavailable (see above)."""
+    deadline = time.monotonic() + OUTAGE_SECONDS
+    while True:
+        try:
+            return await execute(query, **arguments)
+        except exceptions.ConnectorException as exc:
+            if not availability.unavailable(exc) or time.monotonic() > deadline:
+                raise
+            availability.noticed(exc, "the worker's job queue")
+        await asyncio.sleep(RETRY_SECONDS)
 
 
 async def _close_quietly(opened: Any) -> None:

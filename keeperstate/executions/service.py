@@ -84,7 +84,7 @@ Status = WorkflowExecution.Status
 Trigger = WorkflowExecution.Trigger
 
 MAX_IDEMPOTENCY_KEY = 200
-# An execution's key to its workflow, (organization_id, workflow_id) (migration 0017), and its
+# An execution's key to its workflow, (organization_id, workflow_id), and its
 # primary key, (organization_id, id).
 _WORKFLOW_FK = "workflow_execution_workflow_org_fk"
 _PRIMARY_KEY = "workflow_execution_pkey"

@@ -8,11 +8,13 @@ started: ``run_queued`` claims only ``queued`` executions.
 
 from __future__ import annotations
 
-from django.db import close_old_connections
+from django.db import DatabaseError, close_old_connections
 from procrastinate import manager
 from procrastinate import tasks as procrastinate_tasks
 from procrastinate.contrib.django import app
 from procrastinate.contrib.django.django_connector import DjangoConnector
+
+from keeperstate.ops import availability
 
 QUEUE = "executions"
 TASK_NAME = "keeperstate.run_execution"
@@ -39,5 +41,14 @@ def run_execution(execution_id: str, organization_id: int | None = None) -> None
     close_old_connections()
     try:
         run_queued(execution_id, organization_id)
+    except DatabaseError as exc:
+        if not availability.unavailable(exc):
+            raise
+        # The database went away during the job (a restart, a failover): nothing of the run was
+        # kept, and the job ends here as a failed one would (jobs are deleted either way). The
+        # execution tells what happened: still queued, it is queued again by the worker's recovery
+        # loop; started (a run node by node), it is closed as interrupted. The outage is the
+        # process's one log line, where a failed job would print its traceback, one per job.
+        availability.noticed(exc, f"the queued run of execution {execution_id}")
     finally:
         close_old_connections()

@@ -17,6 +17,7 @@ import threading
 import time
 from typing import Any
 
+import psycopg
 from django.db import InterfaceError, OperationalError
 
 logger = logging.getLogger("keeperstate.database")
@@ -40,7 +41,9 @@ def unavailable(exc: BaseException | None) -> bool:
         sqlstate = getattr(exc, "sqlstate", None)
         if sqlstate and (sqlstate in _UNAVAILABLE_STATES or sqlstate.startswith("08")):
             return True
-        if type(exc).__module__.startswith("psycopg") and type(exc).__name__ in ("OperationalError", "InterfaceError"):
+        # psycopg's own (a pool's timeout waiting for a connection is one), as Procrastinate's
+        # connector raises them, wrapped or not
+        if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
             return True
         exc, seen = exc.__cause__ or exc.__context__, seen + 1
     return False

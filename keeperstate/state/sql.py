@@ -81,7 +81,7 @@ VERSION_START_SQL = """
 # the row's version, which no other deletion can leave: a key's live version is always above its
 # tombstone (a new life starts one past it, and versions only grow). So the trigger's first
 # check, one lookup of the tombstone's primary key, tells such a delete and returns. Every other
-# deleter gets the bookkeeping from the trigger as before (migration 0026, ADR 0069).
+# deleter gets the bookkeeping from the trigger (ADR 0069).
 #
 # Every row carries its organization and every lookup names it first: the tables shard by
 # organization_id (docs/scaling.md), so each statement here stays on the row's own shard.
@@ -133,7 +133,7 @@ _TOMBSTONE_MERGE = """ON CONFLICT (organization_id, workflow_id, key) DO UPDATE
 _DECREASE_MERGE = (
     "ON CONFLICT (organization_id, shard) DO UPDATE SET keys = u.keys - 1, bytes = u.bytes + EXCLUDED.bytes"
 )
-# The key's rows by its whole key, the primary key's prefix (migration 0020); the ids past the
+# The key's rows by its whole key, the primary key's prefix; the ids past the
 # newest ``history_per_key`` are gathered once into an array (not IN, which the planner ran again
 # for every row of the key). Three statements, each on one table: a statement that reads the
 # settings' reference table while it deletes from a sharded one is what Citus refuses on a shard.
@@ -614,11 +614,11 @@ END;
 $$;
 """
 
-# How the triggers above are installed: as plain functions and triggers (migration 0012), not
+# How the triggers above are installed: as plain functions and triggers, not
 # through django-pgtrigger. pgtrigger wraps every trigger function in a check of its
 # ``pgtrigger.ignore`` setting that opens a subtransaction and catches an error on every call
 # (``_pgtrigger_should_ignore``); on this table that was most of what a write cost beyond the
-# physical floor (issue 13). Nothing here is ever ignored, so the check bought nothing. Only
+# physical floor. Nothing here is ever ignored, so the check bought nothing. Only
 # the read-only rule, whose WHEN clause keeps its function from running at all, stays with
 # pgtrigger (keeperstate/state/models.py).
 #

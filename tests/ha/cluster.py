@@ -195,6 +195,13 @@ class Cluster:
             env={**os.environ, "HOME": str(node.folder)},
         )
 
+    def start_stopped(self) -> None:
+        """Start each node whose Patroni is not running (one a failed test left killed), so a
+        test begins on a cluster of three whatever the one before it did."""
+        for node in self.nodes:
+            if node.patroni is not None and node.patroni.poll() is not None:
+                self.start_node(node)
+
     def kill(self, node: Node) -> float:
         """kill -9 of the node's postmaster and its Patroni, as a machine that dies; the moment."""
         postmaster = node.postmaster_pid()

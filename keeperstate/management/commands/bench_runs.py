@@ -82,7 +82,7 @@ COUNTER_NODES = [
 ]
 COUNTER_EDGES = [{"id": "e1", "source": "trigger", "target": "count"}]
 CONCURRENCY = (1, 4, 16)
-# A whole run at one client against its statements' floor (issue 24 item 4).
+# A whole run at one client against its statements' floor: how far Python and HTTP keep it from it.
 TARGETS = {"monitor": 0.6, "counter": 0.45}
 # What one API run with a token sends, as tests/executions/test_round_trips.py holds it
 # (docs/benchmarks.md, "Round trips per run").
@@ -90,7 +90,7 @@ BUDGETS = {
     "counter": {"statements": 5, "round_trips": 7, "commits": 1},
     "monitor": {"statements": 6, "round_trips": 8, "commits": 1},
 }
-QUEUE_WORKERS = 2  # the queued webhooks' workers (issue 43: two drain as fast as the API answers one client)
+QUEUE_WORKERS = 2  # the queued webhooks' workers: two should drain as fast as the API answers one client
 EXPECTED = {"api": 201, "webhook": 200, "queued": 202}
 
 
@@ -249,7 +249,7 @@ class RunBench:
             want = TARGETS[kind]
             verdicts[f"{kind}.c1_vs_floor"] = {"value": ratio, "want": f">= {want}", "met": ratio >= want,
                                                "ceiling": ceiling}
-            # A waited webhook answers as fast as the API's execute of the same workflow (issue 24).
+            # A waited webhook answers as fast as the API's execute of the same workflow: one execution service.
             api_p50 = figures["web"][f"{kind}.web{self.web[0]}.c1"]["p50_ms"]
             hook_p50 = figures["webhook"][f"{kind}.wait.web{self.web[0]}.c1"]["p50_ms"]
             verdicts[f"{kind}.webhook_wait_p50_vs_api"] = {"value": hook_p50 / api_p50, "want": "<= 1.3",
