@@ -423,7 +423,7 @@ def test_a_queued_run_whose_job_was_lost_is_queued_again_unless_a_run_holds_it(c
         from django.db import transaction
 
         with transaction.atomic():
-            WorkflowExecution.objects.select_for_update().get(pk=held.pk)
+            WorkflowExecution.objects.select_for_update().get(organization_id=held.organization_id, pk=held.pk)
             blocker_ready.set()
             release.wait(timeout=30)
         connection.close()
