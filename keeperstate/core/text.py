@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from collections.abc import Iterator
 from typing import Any
 
 from keeperstate.core.numbers import MAX_SAFE_INTEGER
@@ -31,20 +32,24 @@ def text_problem(text: str) -> str | None:
     return None
 
 
-def has_nul(value: Any) -> bool:
-    """Whether any text in a JSON value (keys included) holds U+0000, which jsonb cannot store."""
+def json_texts(value: Any) -> Iterator[str]:
+    """Every text in a JSON value, its objects' keys included (without recursion: a value nested
+    deeper than Python's stack is walked too)."""
     stack = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            if "\x00" in item:
-                return True
+            yield item
         elif isinstance(item, dict):
             stack.extend(item)
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
-    return False
+
+
+def has_nul(value: Any) -> bool:
+    """Whether any text in a JSON value (keys included) holds U+0000, which jsonb cannot store."""
+    return any("\x00" in text for text in json_texts(value))
 
 
 class NotFinite(ValueError):

@@ -13,10 +13,10 @@ read, so a graph stored before this rule cannot compute with one either.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from keeperstate.core.errors import Code, CodedError
+from keeperstate.core.text import json_texts
 from keeperstate.engine.references import SECRETS_NODE_ID, TOKEN_RE
 
 if TYPE_CHECKING:
@@ -39,21 +39,8 @@ def secret_fields(definition: ActionDefinition | None) -> frozenset[str]:
 
 def holds_secret(value: Any) -> bool:
     """Whether any text of a JSON value (object keys included) holds a secret reference."""
-    return any(match["node"] == SECRETS_NODE_ID for text in _texts(value) if SECRETS_NODE_ID in text
+    return any(match["node"] == SECRETS_NODE_ID for text in json_texts(value) if SECRETS_NODE_ID in text
                for match in TOKEN_RE.finditer(text))
-
-
-def _texts(value: Any) -> Iterator[str]:
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            yield item
-        elif isinstance(item, dict):
-            stack.extend(item)
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
 
 
 def not_allowed(where: str, *, field: str | None = None) -> SecretNotAllowedHere:
