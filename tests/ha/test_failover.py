@@ -32,7 +32,7 @@ import pytest
 from tests.executions.graphs import counter_graph
 from tests.faults.load import Load
 from tests.faults.test_faults import FAST, call
-from tests.ha.cluster import Cluster, missing
+from tests.ha.cluster import FIGURES, Cluster, missing
 from tests.ops.serving import Managed, free_port
 
 pytestmark = pytest.mark.ha
@@ -269,15 +269,17 @@ def outage_lines(service: Service, since: int) -> tuple[int, int, list[str]]:
 
 
 def report(name: str, found: dict[str, Any], went: int, back: int, tracebacks: list[str]) -> None:
-    print(f"\n[ha] {name}: first write {found['first_write_seconds']} s after the fault, writes failed for "
-          f"{found['writes_failed_seconds']} s "
-          f"({found['unavailable_answers']} answers 503 meanwhile); acknowledged {found['acknowledged']}, "
-          f"stored {found['stored']}, in doubt {found['in_doubt']}, lost {found['lost']}, counted twice "
-          f"{found['counter'] - found['all_stored']}, stuck {found['stuck']}, interrupted {found['interrupted']}; "
-          f"ticks {found['new_ticks']} in the load, {found['ticks']} in all (distinct {found['distinct_ticks']}, "
-          f"succeeded {found['ticks_succeeded']}), "
-          f"cursor {found['cursor']}; answers {found['statuses']}; log: {went} outage line(s), {back} "
-          f"'writable again' line(s), {len(tracebacks)} traceback(s)")
+    line = (f"[ha] {name}: first write {found['first_write_seconds']} s after the fault, writes failed for "
+            f"{found['writes_failed_seconds']} s "
+            f"({found['unavailable_answers']} answers 503 meanwhile); acknowledged {found['acknowledged']}, "
+            f"stored {found['stored']}, in doubt {found['in_doubt']}, lost {found['lost']}, counted twice "
+            f"{found['counter'] - found['all_stored']}, stuck {found['stuck']}, interrupted {found['interrupted']}; "
+            f"ticks {found['new_ticks']} in the load, {found['ticks']} in all (distinct {found['distinct_ticks']}, "
+            f"succeeded {found['ticks_succeeded']}), "
+            f"cursor {found['cursor']}; answers {found['statuses']}; log: {went} outage line(s), {back} "
+            f"'writable again' line(s), {len(tracebacks)} traceback(s)")
+    print("\n" + line)
+    FIGURES.append(line)
     for text in tracebacks:
         print(f"[ha] traceback in serve's output:\n{text}")
 

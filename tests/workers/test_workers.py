@@ -248,7 +248,10 @@ def test_bench_runs_measures_runs_against_their_floor_and_prints_json():
     assert figures["sent"]["monitor"]["commits"] == 1
     assert {"counter.api.c1", "counter.webhook.wait.c1", "counter.webhook.queued.worker",
             "counter.queue.workers1"} <= set(figures["cpu_ms"])
-    assert all(ms > 0 for ms in figures["cpu_ms"].values())
+    # A process's CPU time moves in clock ticks (10 ms): a burst of four queued runs may use less
+    # than one, so only the API's turn, which keeps a process busy throughout, must show some.
+    assert all(ms >= 0 for ms in figures["cpu_ms"].values())
+    assert figures["cpu_ms"]["counter.api.c1"] > 0
 
 
 def test_bench_compare_takes_turns_between_two_checkouts_and_prints_json(monkeypatch):
