@@ -7,7 +7,8 @@ Counted on this thread's Django connection:
 - a **statement** is one SQL statement the code sent (Django's execute wrappers see each one),
   transaction control (BEGIN, COMMIT, ROLLBACK, SAVEPOINT, RELEASE) left out;
 - a **round trip** is one wait for the server: each statement, each savepoint and release (sent
-  as statements too), the BEGIN psycopg sends before the first statement of a transaction, each
+  as statements too), a BEGIN sent on its own before the first statement of a transaction (the
+  service's backend sends it with that statement instead, keeperstate.ops.postgres), each
   COMMIT and ROLLBACK, and Django's health check of a kept connection (``SELECT 1`` at the first
   use in a request, sent past the execute wrappers);
 - a **commit** is one that waits for the disk: a transaction's COMMIT, or a statement sent in
@@ -32,6 +33,11 @@ _CONTROL = re.compile(r"^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b", re.IGN
 _WRITES = re.compile(r'\b(?:INSERT\s+INTO|UPDATE(?!\s+SET\b)|DELETE\s+FROM)\s+"?(\w+)"?', re.IGNORECASE)
 # A function call that writes: ours (the store's) and Procrastinate's (a job's defer, fetch, end).
 _WRITING_CALL = re.compile(r"^\s*SELECT\s+(?:\*\s+FROM\s+)?(keeperstate_|procrastinate_)\w*\(", re.IGNORECASE)
+
+
+def _begins_alone(raw: Any) -> int | None:
+    """How many BEGINs the driver connection sent on their own (keeperstate.ops.postgres)."""
+    return getattr(raw, "begins_alone", None)
 
 
 @dataclass
@@ -81,10 +87,20 @@ class counting:  # noqa: N801 - a context manager, used as ``with counting() as 
     def _execute(self, execute: Callable[..., Any], sql: str, params: Any, many: bool, context: dict[str, Any]) -> (
         Any
     ):
+        alone_before = _begins_alone(self.db.connection)
+        # On a driver connection that does not count its BEGINs, psycopg sends one alone whenever
+        # a statement opens a transaction.
+        opens = alone_before is None and not self.db.get_autocommit() and not self._in_transaction()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            # A BEGIN sent with the statement (keeperstate.ops.postgres) costs no round trip of its own.
+            if opens or (alone_before is not None and _begins_alone(self.db.connection) != alone_before):
+                self.sent.round_trips += 1
+            self._count(sql)
+
+    def _count(self, sql: str) -> None:
         sent = self.sent
-        opens = not self.db.get_autocommit() and not self._in_transaction()
-        if opens:
-            sent.round_trips += 1  # psycopg's BEGIN, sent alone before the statement
         sent.round_trips += 1
         if not _CONTROL.match(sql):
             sent.statements.append(" ".join(sql.split()))
@@ -93,7 +109,6 @@ class counting:  # noqa: N801 - a context manager, used as ``with counting() as 
                     sent.unlogged_writes += 1
                 else:
                     sent.commits += 1
-        return execute(sql, params, many, context)
 
     @staticmethod
     def _written(sql: str) -> set[str] | None:

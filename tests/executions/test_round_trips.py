@@ -17,23 +17,24 @@ from keeperstate.ops.round_trips import Sent, counting
 from tests.api.conftest import token_client
 from tests.executions.graphs import counter_graph, counter_then_call_graph
 from tests.factories import make_workflow
+from tests.wire import traced
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 # statements, round trips, commits (to the disk), and writes committed without a flush (the
 # token's and the organization's rate counters, unlogged: ADR 0061)
 BUDGETS = {
-    # the token with its rate hit, the workflow, the organization's runs; then BEGIN, the
-    # increment, the record inserted finished, COMMIT
-    "counter": {"statements": 5, "round_trips": 7, "commits": 1, "unlogged_writes": 2},
+    # the token with its rate hit, the workflow, the organization's runs; then BEGIN with the
+    # increment (one round trip, keeperstate.ops.postgres), the record inserted finished, COMMIT
+    "counter": {"statements": 5, "round_trips": 6, "commits": 1, "unlogged_writes": 2},
     # as the counter, with State Get, Condition (no statement) and the compare-and-set
-    "monitor": {"statements": 6, "round_trips": 8, "commits": 1, "unlogged_writes": 2},
+    "monitor": {"statements": 6, "round_trips": 7, "commits": 1, "unlogged_writes": 2},
     # an egress node: the record committed first (one statement on its own), the increment with
-    # its progress (BEGIN, the increment in a savepoint, the progress, COMMIT), the call with the
-    # run's end (BEGIN, one, COMMIT)
-    "counter then call": {"statements": 7, "round_trips": 13, "commits": 3, "unlogged_writes": 2},
-    # a worker's job: BEGIN, the claim, the increment, the end, COMMIT
-    "queued counter": {"statements": 3, "round_trips": 5, "commits": 1, "unlogged_writes": 0},
+    # its progress (BEGIN, sent alone before the savepoint, which has no parameters; the increment
+    # in the savepoint, the progress, COMMIT), the call with the run's end (BEGIN with it, COMMIT)
+    "counter then call": {"statements": 7, "round_trips": 12, "commits": 3, "unlogged_writes": 2},
+    # a worker's job: BEGIN with the claim, the increment, the end, COMMIT
+    "queued counter": {"statements": 3, "round_trips": 4, "commits": 1, "unlogged_writes": 0},
 }
 
 
@@ -108,6 +109,21 @@ def test_a_queued_counter_run_is_one_commit_in_the_worker(org, user):
     job()
 
     assert job.sent.as_dict() == BUDGETS["queued counter"], job.sent.statements  # type: ignore[attr-defined]
+
+
+def test_the_count_is_what_the_wire_shows(org, user):
+    # libpq's own trace of the messages sent, grouped by the server's answers, against the count
+    nodes, edges = counter_graph()
+    workflow = make_workflow(org, user=user, nodes=nodes, edges=edges)
+    api = token_client(user)
+    api.post(f"/api/workflows/{workflow.id}/execute/", {"input": {}})
+    close_old_connections()
+
+    with counting() as sent, traced() as trips:
+        api.post(f"/api/workflows/{workflow.id}/execute/", {"input": {}})
+
+    assert len(trips) == sent.round_trips == BUDGETS["counter"]["round_trips"], trips
+    assert 'Parse "" "BEGIN" 0' in trips[3] and trips[-1] == ['Query "COMMIT"']  # BEGIN with the increment
 
 
 def test_the_count_sees_what_it_counts():
