@@ -21,6 +21,7 @@ from typing import Any
 
 from django.db import connection
 
+from keeperstate.core import transactions
 from keeperstate.core.cursors import kept_cursor
 from keeperstate.core.rows import Columns, Insert, saved
 from keeperstate.executions.models import WorkflowExecution
@@ -80,17 +81,22 @@ def insert(execution: WorkflowExecution) -> None:
     _INSERT.save(execution)
 
 
-def end(execution: WorkflowExecution) -> bool:
+def end(execution: WorkflowExecution, *, answer_with_commit: bool = False) -> bool | None:
     """Record the end of a run, as the instance holds it (a final status, its node results, error
     and finish time): its row inserted so, or moved there from a status that may move to it
     (MOVES). Whether the row now says so: False when it had moved elsewhere (a final status).
-    Raises IntegrityError when the workflow is gone (the row went with it)."""
+    Raises IntegrityError when the workflow is gone (the row went with it).
+
+    ``answer_with_commit``: the last write of a run's one transaction, whose answer comes with its
+    COMMIT (keeperstate.core.transactions); None then, and the commit raises its IntegrityError."""
     if _INSERT.by_orm:
         raise RuntimeError("WorkflowExecution has save receivers: its end cannot be written as one statement")
     cursor = kept_cursor()
+    if answer_with_commit:
+        transactions.answer_with_commit()
     cursor.execute(_END_SQL, [*_INSERT.values(execution), sources(execution.status)])
     saved(execution)
-    return cursor.rowcount > 0
+    return None if answer_with_commit else cursor.rowcount > 0
 
 
 def record_progress(execution: WorkflowExecution, node_results: dict[str, Any], now: datetime) -> None:

@@ -518,8 +518,11 @@ def _one_transaction(execution: WorkflowExecution, workflow: Workflow) -> None:
 
 
 def _run_and_end(execution: WorkflowExecution, workflow: Workflow) -> None:
-    """Inside the run's one transaction: run every node, then write the end of the run. Raises
-    _RunAgain when a refused statement aborted the transaction (the caller's block rolls it back)."""
+    """Inside the run's one transaction: run every node, then write the end of the run, whose
+    answer comes with the COMMIT, one round trip for both (lifecycle.end): a refusal of it (the
+    workflow gone before a new record) is raised by the commit, and read by the caller as it would
+    be read from the insert (_recorded). Raises _RunAgain when a refused statement aborted the
+    transaction (the caller's block rolls it back)."""
     ctx = RunContext(organization_id=workflow.organization_id, workflow_id=workflow.id, execution_id=execution.id)
     outcome = RunOutcome()
     try:
@@ -536,7 +539,7 @@ def _run_and_end(execution: WorkflowExecution, workflow: Workflow) -> None:
         outcome = _internal_error(outcome.results)
     if transaction_aborted():
         raise _RunAgain
-    _end(execution, outcome)
+    _end(execution, outcome, answer_with_commit=True)
 
 
 def _unless_lost(connection_before: object) -> None:
@@ -626,7 +629,7 @@ class _NodeByNode:
                 _end(execution, outcome)
 
 
-def _end(execution: WorkflowExecution, outcome: RunOutcome) -> None:
+def _end(execution: WorkflowExecution, outcome: RunOutcome, *, answer_with_commit: bool = False) -> None:
     execution.node_results = outcome.results_json()
     execution.status = Status.SUCCESS if outcome.ok else Status.ERROR
     execution.error, execution.error_code = outcome.error, outcome.error_code
@@ -634,7 +637,7 @@ def _end(execution: WorkflowExecution, outcome: RunOutcome) -> None:
     # From running, or from interrupted: a run housekeeping took for dead still gets its real
     # outcome (keeperstate.executions.lifecycle).
     try:
-        end(execution)
+        end(execution, answer_with_commit=answer_with_commit)
     except IntegrityError as exc:
         if not names_constraint(exc.__cause__, _WORKFLOW_FK):
             raise

@@ -9,8 +9,9 @@ Counted on this thread's Django connection:
 - a **round trip** is one wait for the server: each statement, each savepoint and release (sent
   as statements too), a BEGIN sent on its own before the first statement of a transaction (the
   service's backend sends it with that statement instead, keeperstate.ops.postgres), each
-  COMMIT and ROLLBACK, and Django's health check of a kept connection (``SELECT 1`` at the first
-  use in a request, sent past the execute wrappers);
+  COMMIT and ROLLBACK (a write whose answer comes with the COMMIT sharing its round trip), and
+  Django's health check of a kept connection (``SELECT 1`` at the first use in a request, sent
+  past the execute wrappers);
 - a **commit** is one that waits for the disk: a transaction's COMMIT, or a statement sent in
   autocommit that writes a logged table (a write to an unlogged table, the rate counters, is
   committed without a WAL flush, ADR 0061, and is counted apart, as ``unlogged_writes``).
@@ -35,9 +36,13 @@ _WRITES = re.compile(r'\b(?:INSERT\s+INTO|UPDATE(?!\s+SET\b)|DELETE\s+FROM)\s+"?
 _WRITING_CALL = re.compile(r"^\s*SELECT\s+(?:\*\s+FROM\s+)?(keeperstate_|procrastinate_)\w*\(", re.IGNORECASE)
 
 
-def _begins_alone(raw: Any) -> int | None:
-    """How many BEGINs the driver connection sent on their own (keeperstate.ops.postgres)."""
-    return getattr(raw, "begins_alone", None)
+def _waits(raw: Any) -> tuple[int, int, int] | None:
+    """What the service's driver connection counts (keeperstate.ops.postgres): the BEGINs it sent
+    on their own, the held answers it waited for before their COMMIT, and the statements it sent
+    with their answer held for the COMMIT; None on another connection."""
+    if not hasattr(raw, "begins_alone"):
+        return None
+    return raw.begins_alone, raw.holds_ended, raw.answers_held
 
 
 @dataclass
@@ -87,16 +92,21 @@ class counting:  # noqa: N801 - a context manager, used as ``with counting() as 
     def _execute(self, execute: Callable[..., Any], sql: str, params: Any, many: bool, context: dict[str, Any]) -> (
         Any
     ):
-        alone_before = _begins_alone(self.db.connection)
+        before = _waits(self.db.connection)
         # On a driver connection that does not count its BEGINs, psycopg sends one alone whenever
         # a statement opens a transaction.
-        opens = alone_before is None and not self.db.get_autocommit() and not self._in_transaction()
+        opens = before is None and not self.db.get_autocommit() and not self._in_transaction()
         try:
             return execute(sql, params, many, context)
         finally:
-            # A BEGIN sent with the statement (keeperstate.ops.postgres) costs no round trip of its own.
-            if opens or (alone_before is not None and _begins_alone(self.db.connection) != alone_before):
+            after = _waits(self.db.connection)
+            if opens:
                 self.sent.round_trips += 1
+            elif before is not None and after is not None:
+                # a BEGIN sent alone, and a held answer waited for, each one more; a statement
+                # whose answer comes with the COMMIT, one less (keeperstate.ops.postgres)
+                begins_alone, holds_ended, answers_held = (now - then for now, then in zip(after, before, strict=True))
+                self.sent.round_trips += begins_alone + holds_ended - answers_held
             self._count(sql)
 
     def _count(self, sql: str) -> None:

@@ -1,6 +1,6 @@
 """The service's database backend: Django's postgresql backend with a health check that costs
-no round trip while the connection is quiet, and a transaction's BEGIN sent with its first
-statement.
+no round trip while the connection is quiet, a transaction's BEGIN sent with its first statement,
+and a last write answered with the COMMIT.
 
 Django checks a kept connection before a request reuses it (CONN_HEALTH_CHECKS), with a
 ``SELECT 1``: a round trip on every request, as many as a run's own statement. A server that
@@ -21,6 +21,12 @@ without parameters, or bound on the client (prepared statements off), may hold s
 which a pipeline refuses; ``executemany``, a named cursor and ``copy`` have their own ways. This
 leans on psycopg's ``_start_query``, private: psycopg is pinned (requirements.txt), and
 tests/executions/test_round_trips.py fails on a release that changes it (ADR 0082).
+
+A write whose answer nobody reads before the commit (a run's record, written at its end) may be
+sent without waiting, in a pipeline the COMMIT ends (``answer_with_commit``): the write and the
+COMMIT are one round trip, and an error in the write is raised by the commit, which rolls the
+transaction back, as it would have been. A statement sent in between waits for the held answer
+first, so the order of answers and errors is psycopg's.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from typing import Any
 
 import psycopg
 from django.db.backends.postgresql import base as postgresql
+from django.db.backends.utils import debug_transaction  # type: ignore[attr-defined]
 from psycopg import pq
 from psycopg.abc import PQGen
 
@@ -52,10 +59,15 @@ def quiet(raw: Any) -> bool | None:
 
 
 class Connection(psycopg.Connection[Any]):
-    """psycopg's connection, whose BEGIN may go with the transaction's first statement."""
+    """psycopg's connection, whose BEGIN may go with the transaction's first statement, and whose
+    last write may wait for its answer until the COMMIT."""
 
     begin_rides = False  # set by a cursor for one execute sent in a pipeline with the BEGIN
     begins_alone = 0  # BEGINs sent on their own, each a round trip (keeperstate.ops.round_trips)
+    hold_next = False  # the next statement's answer comes with the COMMIT (answer_with_commit)
+    answers_held = 0  # statements sent so (keeperstate.ops.round_trips): no round trip of their own
+    holds_ended = 0  # held answers waited for before the COMMIT, each a round trip
+    _held: Any = None  # the pipeline the held statement was sent in, ended by the commit
 
     def _start_query(self) -> PQGen[None]:
         if not self._autocommit and self.pgconn.transaction_status == _IDLE:
@@ -66,21 +78,74 @@ class Connection(psycopg.Connection[Any]):
             self.begins_alone += 1
         yield from super()._start_query()
 
+    def commit_held(self) -> None:
+        """COMMIT the transaction whose last statement's answer is held: queued behind it in its
+        pipeline, whose one sync brings both answers (psycopg's commit() would sync twice)."""
+        held, self._held = self._held, None
+        error = None
+        try:
+            with self.lock:
+                self.wait(self._exec_command(b"COMMIT"))  # queued: nothing is sent yet
+        except BaseException as exc:
+            error = exc
+        _leave(held, error)
+
+    def end_held(self) -> None:
+        """Wait for a held answer before the COMMIT (another statement comes, or a rollback):
+        raises the held statement's error, if any."""
+        held, self._held = self._held, None
+        if held is not None:
+            _leave(held, None)
+
+
+def _leave(pipeline: Any, error: BaseException | None) -> None:
+    """Leave a pipeline, which syncs and raises the first error of what it sent, unless ``error``
+    is on its way already: then that one is raised (psycopg would log the other as a warning; on
+    a lost connection, once per request, both saying the same)."""
+    try:
+        pipeline.__exit__(None, None, None)
+    except psycopg.Error:
+        if error is None:
+            raise
+    if error is not None:
+        raise error
+
 
 class _BeginWithFirstStatement(psycopg.Cursor[Any]):
     def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None,  # type: ignore[override]
                 binary: bool | None = None) -> Any:
         conn = self._conn
-        if (not params or not isinstance(conn, Connection) or conn._autocommit or conn._pipeline is not None
-                or conn.pgconn.transaction_status != _IDLE):
-            # No parameters: the simple protocol, which allows several commands in one string.
+        if not isinstance(conn, Connection):
             return super().execute(query, params, prepare=prepare, binary=binary)
+        hold, conn.hold_next = conn.hold_next, False
+        if conn._held is not None:
+            # Statements are answered in order: this one waits for the held answer first.
+            conn.holds_ended += 1
+            conn.end_held()
+        if conn._autocommit or conn._pipeline is not None:
+            return super().execute(query, params, prepare=prepare, binary=binary)
+        opens = conn.pgconn.transaction_status == _IDLE
+        if not hold and not (opens and params):
+            # A statement without parameters goes by the simple protocol, which allows several
+            # commands in one string; a pipeline does not.
+            return super().execute(query, params, prepare=prepare, binary=binary)
+        # In a pipeline: with the BEGIN when it opens the transaction; left open when its answer
+        # is held, for the COMMIT to end (DatabaseWrapper._commit); else ended here, one sync.
+        pipeline = conn.pipeline()
+        pipeline.__enter__()
         conn.begin_rides = True
+        error = None
         try:
-            with conn.pipeline():  # its end sends BEGIN and the statement, and waits once
-                super().execute(query, params, prepare=prepare, binary=binary)
+            super().execute(query, params, prepare=prepare, binary=binary)
+        except BaseException as exc:
+            error = exc
         finally:
             conn.begin_rides = False
+        if hold and error is None:
+            conn._held = pipeline
+            conn.answers_held += 1
+        else:
+            _leave(pipeline, error)
         return self
 
 
@@ -105,8 +170,8 @@ class DatabaseWrapper(postgresql.DatabaseWrapper):
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
         connection = super().get_new_connection(conn_params)
         if type(connection) is psycopg.Connection:
-            # psycopg.connect() builds its own class and takes no other; this one only adds
-            # methods (no state of its own but two counters), so the instance may become one.
+            # psycopg.connect() builds its own class and takes no other; this one adds methods and
+            # a few flags and counters, no slots, so the instance may become one.
             connection.__class__ = Connection
         return connection
 
@@ -118,3 +183,31 @@ class DatabaseWrapper(postgresql.DatabaseWrapper):
             return known
         self.health_check_queries += 1
         return bool(super().is_usable())
+
+    def answer_with_commit(self) -> None:
+        """Send the next statement of this transaction without waiting for its answer: it comes
+        back with the COMMIT, one round trip for both, and an error in it is raised by the commit
+        (which then rolls the transaction back). A statement sent before the commit waits for it
+        first, as psycopg would. For a write whose answer the caller does not read (a run's record
+        at its end); outside a transaction, or when not on the service's cursor, nothing changes."""
+        raw = self.connection
+        if self.in_atomic_block and isinstance(raw, Connection) and raw.cursor_factory is _RIDING:
+            raw.hold_next = True
+
+    def _commit(self) -> None:
+        raw = self.connection
+        if raw is None or raw._held is None:
+            return super()._commit()  # type: ignore[misc]
+        with debug_transaction(self, "COMMIT"), self.wrap_database_errors:
+            raw.commit_held()
+        return None
+
+    def _rollback(self) -> None:
+        raw = self.connection
+        if raw is not None and raw._held is not None:
+            try:
+                raw.end_held()
+            except psycopg.Error:
+                pass  # the held statement's own error: rolled back with the rest
+        return super()._rollback()  # type: ignore[misc]
+

@@ -1,0 +1,157 @@
+"""The service's backend (keeperstate.ops.postgres, ADR 0082), read on the wire (libpq's trace): a
+transaction's BEGIN goes with its first statement, and a write whose answer is held goes with
+the COMMIT, one round trip each where psycopg sends two; rows, row counts and errors come back
+as before, and a transaction is still all or nothing."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import IntegrityError, connection, transaction
+
+from keeperstate.core.transactions import answer_with_commit
+from tests.wire import traced
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def table():
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TEMPORARY TABLE t_begin (id int PRIMARY KEY, n int NOT NULL)")
+        cursor.execute("INSERT INTO t_begin VALUES (1, 10)")
+    yield "t_begin"
+    with connection.cursor() as cursor:
+        cursor.execute("DROP TABLE t_begin")
+
+
+def rows() -> list[tuple[int, int]]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id, n FROM t_begin ORDER BY id")
+        return cursor.fetchall()
+
+
+def test_begin_and_the_first_statement_are_one_round_trip(table):
+    with traced() as trips, transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("UPDATE t_begin SET n = n + %s WHERE id = %s RETURNING n", [5, 1])
+        assert cursor.fetchone() == (15,)
+        assert cursor.rowcount == 1
+
+    assert len(trips) == 2, trips  # BEGIN with the UPDATE; then COMMIT
+    assert trips[0][0] == 'Parse "" "BEGIN" 0'
+    assert any("UPDATE t_begin" in message for message in trips[0])
+    assert trips[1] == ['Query "COMMIT"']
+    assert rows() == [(1, 15)]
+
+
+def test_a_refused_first_statement_fails_the_transaction_and_writes_nothing(table):
+    with pytest.raises(IntegrityError), transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("INSERT INTO t_begin VALUES (%s, %s)", [1, 20])  # the key is taken
+
+    assert rows() == [(1, 10)]
+    with transaction.atomic(), connection.cursor() as cursor:  # the connection goes on
+        cursor.execute("INSERT INTO t_begin VALUES (%s, %s)", [2, 20])
+    assert rows() == [(1, 10), (2, 20)]
+
+
+def test_a_later_refusal_rolls_back_the_first_statement_too(table):
+    with pytest.raises(IntegrityError), transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("UPDATE t_begin SET n = %s WHERE id = %s", [99, 1])
+            cursor.execute("INSERT INTO t_begin VALUES (%s, %s)", [1, 20])
+
+    assert rows() == [(1, 10)]  # the UPDATE went with the BEGIN, and with the rollback
+
+
+def test_a_first_statement_without_parameters_keeps_its_own_begin(table):
+    # It may hold several commands, which only the simple protocol takes, outside a pipeline.
+    with traced() as trips, transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("UPDATE t_begin SET n = n + 1; UPDATE t_begin SET n = n * 2")
+
+    assert trips == [['Query "BEGIN"'], ['Query "UPDATE t_begin SET n = n + 1; UPDATE t_begin SET n = n * 2"'],
+                     ['Query "COMMIT"']]
+    assert rows() == [(1, 22)]
+
+
+def test_outside_a_transaction_a_statement_is_sent_as_it_was(table):
+    with traced() as trips, connection.cursor() as cursor:
+        cursor.execute("UPDATE t_begin SET n = %s WHERE id = %s", [7, 1])
+
+    assert len(trips) == 1 and not any("BEGIN" in message for message in trips[0])
+    assert rows() == [(1, 7)]
+
+
+def test_a_held_write_and_the_commit_are_one_round_trip(table):
+    with traced() as trips, transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("UPDATE t_begin SET n = n + %s WHERE id = %s", [1, 1])
+        answer_with_commit()
+        cursor.execute("INSERT INTO t_begin VALUES (%s, %s)", [2, 20])
+
+    assert len(trips) == 2, trips  # BEGIN with the UPDATE; the INSERT with the COMMIT
+    last = " ".join(trips[1])
+    assert last.index("INSERT INTO t_begin") < last.index('Parse "" "COMMIT" 0') and "Sync" in trips[1]
+    assert rows() == [(1, 11), (2, 20)]
+
+
+def test_a_held_write_alone_goes_with_its_begin_and_its_commit(table):
+    with traced() as trips, transaction.atomic(), connection.cursor() as cursor:
+        answer_with_commit()
+        cursor.execute("INSERT INTO t_begin VALUES (%s, %s)", [2, 20])
+
+    assert len(trips) == 1, trips
+    assert rows() == [(1, 10), (2, 20)]
+
+
+def test_a_held_write_the_database_refuses_fails_the_commit_and_nothing_is_kept(table):
+    with pytest.raises(IntegrityError) as refused, transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("UPDATE t_begin SET n = %s WHERE id = %s", [99, 1])
+        answer_with_commit()
+        cursor.execute("INSERT INTO t_begin VALUES (%s, %s)", [1, 20])  # the key is taken
+
+    assert refused.value.__cause__.sqlstate == "23505"  # the driver's error, as callers read it
+    assert rows() == [(1, 10)]
+    with transaction.atomic(), connection.cursor() as cursor:  # the connection goes on
+        cursor.execute("INSERT INTO t_begin VALUES (%s, %s)", [2, 20])
+    assert rows() == [(1, 10), (2, 20)]
+
+
+def test_a_statement_after_a_held_write_waits_for_its_answer(table):
+    with transaction.atomic(), connection.cursor() as cursor:
+        answer_with_commit()
+        cursor.execute("UPDATE t_begin SET n = %s WHERE id = %s", [30, 1])
+        cursor.execute("SELECT n FROM t_begin WHERE id = %s", [1])
+        assert cursor.fetchone() == (30,)
+
+    assert rows() == [(1, 30)]
+
+
+def test_a_held_writes_refusal_reaches_the_next_statement_and_rolls_all_back(table):
+    with pytest.raises(IntegrityError), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("UPDATE t_begin SET n = %s WHERE id = %s", [99, 1])
+        answer_with_commit()
+        cursor.execute("INSERT INTO t_begin VALUES (%s, %s)", [1, 20])
+        cursor.execute("SELECT count(*) FROM t_begin WHERE n > %s", [0])
+
+    assert rows() == [(1, 10)]
+
+
+def test_an_error_after_a_held_write_rolls_it_back(table):
+    class Stop(Exception):
+        pass
+
+    with pytest.raises(Stop), transaction.atomic(), connection.cursor() as cursor:
+        answer_with_commit()
+        cursor.execute("INSERT INTO t_begin VALUES (%s, %s)", [2, 20])
+        raise Stop
+
+    assert rows() == [(1, 10)]
+    assert connection.connection._held is None
+
+
+def test_outside_a_transaction_nothing_is_held(table):
+    with connection.cursor() as cursor:
+        answer_with_commit()
+        cursor.execute("UPDATE t_begin SET n = %s WHERE id = %s", [5, 1])
+        assert cursor.rowcount == 1  # answered at once, in autocommit
+
+    assert rows() == [(1, 5)]
