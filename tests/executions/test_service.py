@@ -383,7 +383,7 @@ def test_a_state_write_and_the_record_of_it_commit_together(org, user, monkeypat
     nodes, edges = graph()
     workflow = make_workflow(org, user=user, nodes=nodes, edges=edges)
 
-    def lose_the_database(execution):
+    def lose_the_database(execution, **options):
         raise OperationalError("terminating connection due to administrator command")
 
     monkeypatch.setattr(service, "end", lose_the_database)

@@ -195,9 +195,9 @@ def test_a_waited_run_ending_as_its_caller_stops_waiting_is_answered_and_recorde
 
     real_end = service.end
 
-    def slow_end(execution):  # the run has its outcome, and writes it after the caller gave up
+    def slow_end(execution, **options):  # the run has its outcome, and writes it after the caller gave up
         time.sleep(1.5)
-        return real_end(execution)
+        return real_end(execution, **options)
 
     monkeypatch.setattr(service, "end", slow_end)
 
