@@ -273,3 +273,23 @@ def test_bench_compare_takes_turns_between_two_checkouts_and_prints_json(monkeyp
             assert figures[f"{kind}.{side}"]["cpu_ms"] >= 0
         assert set(figures[f"{kind}.after_vs_before"]) == {"p50_ms", "p95_ms", "runs_per_s", "cpu_ms"}
     assert figures["rounds"] == 2
+
+
+def test_bench_compares_proxy_adds_its_delay_to_each_round_trip_and_forwards_all():
+    import time
+
+    import psycopg
+
+    from keeperstate.management.commands.bench_compare import DelayingProxy
+
+    proxy = DelayingProxy(child_database_url(), round_trip=0.02)
+    try:
+        with psycopg.connect(proxy.url, autocommit=True) as conn:
+            started = time.perf_counter()
+            for n in range(3):
+                assert conn.execute("SELECT %s::int, repeat('x', 100000)", [n]).fetchone() == (n, "x" * 100000)
+            took = time.perf_counter() - started
+    finally:
+        proxy.stop()
+
+    assert took >= 3 * 0.02  # each of the three round trips held 10 ms each way, at least

@@ -13,6 +13,11 @@ It prints, per kind and side: p50 and p95 latency, runs/s at one client, and the
 serving process per request (user + system of gunicorn's worker over that side's turns); the
 ratios after ÷ before; and the load average as the rounds went. Figures only: no target, no exit
 status (ADR 0071).
+
+``--db-latency MS`` (with DATABASE_URL) puts a network between the service and Postgres, as
+where the database is another machine: both sides reach it through a proxy in this process that
+holds each chunk ``MS / 2`` milliseconds in each direction, so every round trip takes ``MS``
+more. (This machine's kernel has no netem, which would delay the packets themselves.)
 """
 
 from __future__ import annotations
@@ -20,13 +25,16 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import queue
 import signal
 import socket
 import statistics
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import psutil
 from django.conf import settings
@@ -69,28 +77,139 @@ class Command(BaseCommand):
         parser.add_argument("before", help="the other checkout (its manage.py and .venv), measured as 'before'")
         parser.add_argument("--rounds", type=int, default=20, help="turns of each kind on each side")
         parser.add_argument("--block", type=int, default=25, help="requests per turn")
+        parser.add_argument("--db-latency", type=float, default=0.0, metavar="MS",
+                            help="milliseconds added to each round trip to Postgres (needs DATABASE_URL)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         before = Path(options["before"]).resolve()
         if not (before / "manage.py").exists() or not (before / ".venv" / "bin" / "python").exists():
             raise CommandError(f"{before} is not a checkout with a manage.py and a .venv to run it with.")
         sides = {"before": before, "after": Path(settings.BASE_DIR).resolve()}
-        compare = Compare(sides, rounds=options["rounds"], block=options["block"], out=self.stdout)
+        latency = options["db_latency"]
+        url = os.environ.get("DATABASE_URL")
+        if latency and not url:
+            raise CommandError("--db-latency puts a proxy before a Postgres server: set DATABASE_URL to one.")
+        proxy = DelayingProxy(url, latency / 1000) if latency and url else None
+        overrides = {"DATABASE_URL": proxy.url} if proxy else {}
+        if proxy and url:
+            direct, through = _round_trip_ms(url), _round_trip_ms(proxy.url)
+            self.stdout.write(f"a round trip to Postgres (SELECT 1): {through:.2f} ms through the proxy, "
+                              f"{direct:.2f} ms direct")
+        compare = Compare(sides, rounds=options["rounds"], block=options["block"], out=self.stdout, **overrides)
         try:
             figures = compare.run()
         finally:
             compare.stop()
+            if proxy:
+                proxy.stop()
+        figures["db_latency_ms"] = latency
+        if proxy and url:
+            figures["round_trip_ms"] = {"direct": direct, "through_proxy": through}
         self.stdout.write(json.dumps(figures, sort_keys=True))
 
 
+def _round_trip_ms(url: str, count: int = 200) -> float:
+    """The median time of a ``SELECT 1`` on one connection to ``url``."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SELECT 1")
+        times = []
+        for _ in range(count):
+            started = time.perf_counter()
+            conn.execute("SELECT 1")
+            times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1000
+
+
+class DelayingProxy:
+    """A TCP proxy to the Postgres server of ``url``, holding what it forwards ``round_trip / 2``
+    seconds in each direction (order kept, no limit on throughput), so each round trip through it
+    takes ``round_trip`` more. Threads, not an event loop: an event loop's timers wait whole
+    milliseconds, a thread's sleep a few microseconds. ``url`` is the address to give clients."""
+
+    def __init__(self, url: str, round_trip: float):
+        from psycopg.conninfo import conninfo_to_dict
+
+        info = conninfo_to_dict(url)
+        host, port = str(info.get("host") or "127.0.0.1"), int(info.get("port") or 5432)
+        # A folder is a Unix socket's (the embedded server's), as libpq reads it.
+        self.target: tuple[int, Any] = ((socket.AF_UNIX, f"{host}/.s.PGSQL.{port}") if host.startswith("/")
+                                        else (socket.AF_INET, (host, port)))
+        self.delay = round_trip / 2
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.stopped = threading.Event()
+        threading.Thread(target=self._accept, daemon=True).start()
+        credentials = quote(str(info.get("user") or ""), safe="")
+        if info.get("password"):
+            credentials += ":" + quote(str(info["password"]), safe="")
+        at = f"{credentials}@" if credentials else ""
+        name = quote(str(info.get("dbname") or ""), safe="")
+        self.url = f"postgresql://{at}127.0.0.1:{self.listener.getsockname()[1]}/{name}"
+
+    def _accept(self) -> None:
+        while not self.stopped.is_set():
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                continue  # closed by stop()
+            family, address = self.target
+            server = socket.socket(family, socket.SOCK_STREAM)
+            try:
+                server.connect(address)
+            except OSError:
+                server.close()
+                client.close()
+                continue
+            client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if family == socket.AF_INET:
+                server.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._forward(client, server)
+            self._forward(server, client)
+
+    def _forward(self, source: socket.socket, sink: socket.socket) -> None:
+        held: queue.SimpleQueue[tuple[float, bytes]] = queue.SimpleQueue()
+
+        def read() -> None:
+            try:
+                while data := source.recv(65536):
+                    held.put((time.monotonic() + self.delay, data))
+            except OSError:
+                pass
+            held.put((0.0, b""))
+
+        def deliver() -> None:
+            while True:
+                due, data = held.get()
+                if not data:
+                    break
+                time.sleep(max(0.0, due - time.monotonic()))
+                try:
+                    sink.sendall(data)
+                except OSError:
+                    break
+            for sock in (source, sink):
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+        threading.Thread(target=read, daemon=True).start()
+        threading.Thread(target=deliver, daemon=True).start()
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.listener.close()
+
+
 class Compare:
-    def __init__(self, sides: dict[str, Path], *, rounds: int, block: int, out: Any):
+    def __init__(self, sides: dict[str, Path], *, rounds: int, block: int, out: Any, **env: str):
         self.sides, self.rounds, self.block, self.out = sides, rounds, block, out
         self.servers: dict[str, subprocess.Popen[bytes]] = {}
         # Each side on its own checkout's data folder (unless DATABASE_URL puts both on one server).
         self.env = child_environment(without=["KEEPERSTATE_DATA_DIR"], DJANGO_DEBUG="false",
                                      KEEPERSTATE_API_RATE="100000000/min",
-                                     KEEPERSTATE_ORG_RUNS_PER_MINUTE="100000000")
+                                     KEEPERSTATE_ORG_RUNS_PER_MINUTE="100000000", **env)
         self.blocks = iter(range(100_000, 10**9))  # the monitor's cursor: a new block, the same size
 
     def run(self) -> dict[str, Any]:
