@@ -55,10 +55,13 @@ def test_a_refused_first_statement_fails_the_transaction_and_writes_nothing(tabl
 
 
 def test_a_later_refusal_rolls_back_the_first_statement_too(table):
-    with pytest.raises(IntegrityError), transaction.atomic():
-        with connection.cursor() as cursor:
+    def update_then_refused() -> None:
+        with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("UPDATE t_begin SET n = %s WHERE id = %s", [99, 1])
             cursor.execute("INSERT INTO t_begin VALUES (%s, %s)", [1, 20])
+
+    with pytest.raises(IntegrityError):
+        update_then_refused()
 
     assert rows() == [(1, 10)]  # the UPDATE went with the BEGIN, and with the rollback
 
@@ -77,7 +80,8 @@ def test_outside_a_transaction_a_statement_is_sent_as_it_was(table):
     with traced() as trips, connection.cursor() as cursor:
         cursor.execute("UPDATE t_begin SET n = %s WHERE id = %s", [7, 1])
 
-    assert len(trips) == 1 and not any("BEGIN" in message for message in trips[0])
+    assert len(trips) == 1
+    assert not any("BEGIN" in message for message in trips[0])
     assert rows() == [(1, 7)]
 
 
@@ -89,7 +93,8 @@ def test_a_held_write_and_the_commit_are_one_round_trip(table):
 
     assert len(trips) == 2, trips  # BEGIN with the UPDATE; the INSERT with the COMMIT
     last = " ".join(trips[1])
-    assert last.index("INSERT INTO t_begin") < last.index('Parse "" "COMMIT" 0') and "Sync" in trips[1]
+    assert last.index("INSERT INTO t_begin") < last.index('Parse "" "COMMIT" 0')
+    assert "Sync" in trips[1]
     assert rows() == [(1, 11), (2, 20)]
 
 
@@ -103,10 +108,14 @@ def test_a_held_write_alone_goes_with_its_begin_and_its_commit(table):
 
 
 def test_a_held_write_the_database_refuses_fails_the_commit_and_nothing_is_kept(table):
-    with pytest.raises(IntegrityError) as refused, transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("UPDATE t_begin SET n = %s WHERE id = %s", [99, 1])
-        answer_with_commit()
-        cursor.execute("INSERT INTO t_begin VALUES (%s, %s)", [1, 20])  # the key is taken
+    def update_then_held_refusal() -> None:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("UPDATE t_begin SET n = %s WHERE id = %s", [99, 1])
+            answer_with_commit()
+            cursor.execute("INSERT INTO t_begin VALUES (%s, %s)", [1, 20])  # the key is taken
+
+    with pytest.raises(IntegrityError) as refused:
+        update_then_held_refusal()
 
     assert refused.value.__cause__.sqlstate == "23505"  # the driver's error, as callers read it
     assert rows() == [(1, 10)]
@@ -126,11 +135,15 @@ def test_a_statement_after_a_held_write_waits_for_its_answer(table):
 
 
 def test_a_held_writes_refusal_reaches_the_next_statement_and_rolls_all_back(table):
-    with pytest.raises(IntegrityError), transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("UPDATE t_begin SET n = %s WHERE id = %s", [99, 1])
-        answer_with_commit()
-        cursor.execute("INSERT INTO t_begin VALUES (%s, %s)", [1, 20])
-        cursor.execute("SELECT count(*) FROM t_begin WHERE n > %s", [0])
+    def held_refusal_then_a_read() -> None:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("UPDATE t_begin SET n = %s WHERE id = %s", [99, 1])
+            answer_with_commit()
+            cursor.execute("INSERT INTO t_begin VALUES (%s, %s)", [1, 20])
+            cursor.execute("SELECT count(*) FROM t_begin WHERE n > %s", [0])
+
+    with pytest.raises(IntegrityError):
+        held_refusal_then_a_read()
 
     assert rows() == [(1, 10)]
 
@@ -139,10 +152,14 @@ def test_an_error_after_a_held_write_rolls_it_back(table):
     class Stop(Exception):
         pass
 
-    with pytest.raises(Stop), transaction.atomic(), connection.cursor() as cursor:
-        answer_with_commit()
-        cursor.execute("INSERT INTO t_begin VALUES (%s, %s)", [2, 20])
-        raise Stop
+    def held_write_then_an_error() -> None:
+        with transaction.atomic(), connection.cursor() as cursor:
+            answer_with_commit()
+            cursor.execute("INSERT INTO t_begin VALUES (%s, %s)", [2, 20])
+            raise Stop
+
+    with pytest.raises(Stop):
+        held_write_then_an_error()
 
     assert rows() == [(1, 10)]
     assert connection.connection._held is None
