@@ -40,7 +40,7 @@ import psutil
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from keeperstate.ops.env import child_environment
+from keeperstate.ops.env import child_environment, env_str
 
 KINDS = ("counter", "monitor", "stack")
 # Run by each checkout's own code (`manage.py shell`), so each side makes its rows its own way.
@@ -86,7 +86,7 @@ class Command(BaseCommand):
             raise CommandError(f"{before} is not a checkout with a manage.py and a .venv to run it with.")
         sides = {"before": before, "after": Path(settings.BASE_DIR).resolve()}
         latency = options["db_latency"]
-        url = os.environ.get("DATABASE_URL")
+        url = env_str("DATABASE_URL")
         if latency and not url:
             raise CommandError("--db-latency puts a proxy before a Postgres server: set DATABASE_URL to one.")
         proxy = DelayingProxy(url, latency / 1000) if latency and url else None
