@@ -1,14 +1,17 @@
 """The service's backend (keeperstate.ops.postgres, ADR 0082), read on the wire (libpq's trace): a
-transaction's BEGIN goes with its first statement, and a write whose answer is held goes with
-the COMMIT, one round trip each where psycopg sends two; rows, row counts and errors come back
-as before, and a transaction is still all or nothing."""
+transaction's BEGIN goes with its first statement (and with a statement sent ahead of the
+transaction, committed on its own), and a write whose answer is held goes with the COMMIT, one
+round trip each where psycopg sends two; rows, row counts and errors come back as before, and a
+transaction is still all or nothing."""
 
 from __future__ import annotations
 
+import psycopg
 import pytest
 from django.db import IntegrityError, connection, transaction
 
 from keeperstate.core.transactions import answer_with_commit
+from keeperstate.ops import database
 from tests.wire import traced
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -22,6 +25,10 @@ def table():
     yield "t_begin"
     with connection.cursor() as cursor:
         cursor.execute("DROP TABLE t_begin")
+
+
+def database_connection() -> psycopg.Connection:
+    return psycopg.connect(database.database_url(connection.settings_dict), autocommit=True)
 
 
 def rows() -> list[tuple[int, int]]:
@@ -172,3 +179,106 @@ def test_outside_a_transaction_nothing_is_held(table):
         assert cursor.rowcount == 1  # answered at once, in autocommit
 
     assert rows() == [(1, 5)]
+
+
+# -- a statement sent ahead of a transaction (send_ahead): committed on its own -----------------
+
+
+@pytest.fixture
+def counts():
+    """A table other connections see (a temporary one is the session's own)."""
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TABLE t_ahead (id int PRIMARY KEY, hits int NOT NULL)")
+        cursor.execute("INSERT INTO t_ahead VALUES (1, 0)")
+    yield "t_ahead"
+    with connection.cursor() as cursor:
+        cursor.execute("DROP TABLE t_ahead")
+
+
+HIT = "UPDATE t_ahead SET hits = hits + 1 WHERE id = %(id)s RETURNING hits"
+
+
+def hits() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT hits FROM t_ahead WHERE id = 1")
+        return cursor.fetchone()[0]
+
+
+def test_a_statement_sent_ahead_goes_with_the_begin_and_the_first_statement(table, counts):
+    ahead = connection.send_ahead(HIT, {"id": 1})
+    with traced() as trips, transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("UPDATE t_begin SET n = n + %s WHERE id = %s RETURNING n", [5, 1])
+        assert cursor.fetchone() == (15,)  # the transaction's statement answers as before
+        assert ahead.rows() == [("1",)]  # and the one sent ahead has its own answer
+
+    assert len(trips) == 2, trips  # the statement sent ahead, its sync, BEGIN, the UPDATE; then COMMIT
+    first = " ".join(trips[0])
+    assert first.index("UPDATE t_ahead") < first.index("Sync") < first.index('"BEGIN"') < first.index("UPDATE t_begin")
+    assert rows() == [(1, 15)]
+    assert hits() == 1
+
+
+def test_a_statement_sent_ahead_is_committed_on_its_own_and_holds_no_lock(table, counts):
+    class Stop(Exception):
+        pass
+
+    def update_then_stop() -> None:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("UPDATE t_begin SET n = %s WHERE id = %s", [99, 1])
+            with database_connection() as other:  # the row it wrote is not locked by this transaction
+                other.execute("SET lock_timeout = '2s'")
+                written = other.execute("UPDATE t_ahead SET hits = hits + 10 WHERE id = 1 RETURNING hits").fetchone()
+                assert written == (11,)
+            raise Stop
+
+    ahead = connection.send_ahead(HIT, {"id": 1})
+    with pytest.raises(Stop):
+        update_then_stop()
+
+    assert ahead.rows() == [("1",)]
+    assert rows() == [(1, 10)]  # the transaction rolled back
+    assert hits() == 11  # and what was sent ahead of it stays
+
+
+def test_a_statement_sent_ahead_that_fails_keeps_its_error_and_the_transaction_goes_on(table, counts):
+    ahead = connection.send_ahead("UPDATE t_ahead SET hits = hits / %(zero)s WHERE id = 1 RETURNING hits", {"zero": 0})
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("UPDATE t_begin SET n = n + %s WHERE id = %s RETURNING n", [5, 1])
+        assert cursor.fetchone() == (15,)
+
+    with pytest.raises(psycopg.errors.DivisionByZero):
+        ahead.rows()
+    assert rows() == [(1, 15)]
+    assert hits() == 0
+
+
+def test_a_statement_sent_ahead_of_a_begin_sent_alone_goes_alone_first(table, counts):
+    ahead = connection.send_ahead(HIT, {"id": 1})
+    with traced() as trips, transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("UPDATE t_begin SET n = n + 1; UPDATE t_begin SET n = n * 2")
+
+    assert trips[0] == [f'Query "{HIT.replace("%(id)s", "1")}"']
+    assert trips[1] == ['Query "BEGIN"']
+    assert ahead.rows() == [("1",)]
+    assert rows() == [(1, 22)]
+
+
+def test_a_statement_sent_ahead_of_no_transaction_goes_when_its_answer_is_asked(counts):
+    ahead = connection.send_ahead(HIT, {"id": 1})
+    assert hits() == 0  # in autocommit: nothing waits for a transaction
+
+    assert ahead.rows() == [("1",)]
+    assert hits() == 1
+
+
+def test_a_withdrawn_statement_is_never_sent(table, counts):
+    connection.send_ahead(HIT, {"id": 1}).withdraw()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("UPDATE t_begin SET n = n + %s WHERE id = %s", [1, 1])
+
+    assert hits() == 0
+
+
+def test_inside_a_transaction_nothing_is_sent_ahead(counts):
+    with transaction.atomic():
+        assert connection.send_ahead(HIT, {"id": 1}) is None

@@ -1,7 +1,13 @@
 """What a connection really sent, read from libpq's own trace of its protocol messages: each
-run of messages the client sent before the server's next answer is one wait for the server (a
-round trip). Independent of keeperstate.ops.round_trips, which counts from Django's side, so a
-test can hold one against the other."""
+run of messages the client sent until the server had answered all of them is one wait for the
+server (a round trip). Independent of keeperstate.ops.round_trips, which counts from Django's
+side, so a test can hold one against the other.
+
+The client has waited when the server has answered every request it sent (a ``Sync`` or a
+``Query``, each answered by ``ReadyForQuery``) and nothing was sent after the last one: only then
+does its next message start a new round trip. In a pipeline that carries two syncs (a statement
+committed on its own before a transaction's BEGIN), the answer to the first may be read before
+the rest is sent, while the rest is still unanswered: the client did not wait for it."""
 
 from __future__ import annotations
 
@@ -34,15 +40,24 @@ def traced() -> Iterator[list[list[str]]]:
 def _round_trips(trace: str) -> list[list[str]]:
     groups: list[list[str]] = []
     previous = None
+    unanswered = 0  # requests sent (Sync, Query) whose ReadyForQuery has not come
+    unsynced = False  # messages sent after the last request, which the server answers at the next
     for line in trace.splitlines():
         if not line.startswith(("F\t", "B\t")):  # a message's text running over several lines
             if previous == "F":
                 groups[-1][-1] += " " + " ".join(line.split())
             continue
         direction, _length, message = line.split("\t", 2)
+        name = message.split(maxsplit=1)[0] if message.strip() else ""
         if direction == "F":
-            if previous != "F":
+            if not groups or (previous == "B" and not unanswered and not unsynced):
                 groups.append([])
             groups[-1].append(" ".join(message.split()))
+            if name in ("Sync", "Query"):
+                unanswered, unsynced = unanswered + 1, False
+            elif name != "Flush":
+                unsynced = True
+        elif name == "ReadyForQuery":
+            unanswered -= 1
         previous = direction
     return groups

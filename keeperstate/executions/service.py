@@ -74,7 +74,7 @@ from keeperstate.executions.lifecycle import by_idempotency_key, claim_to_run, e
 from keeperstate.executions.liveness import heartbeating
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.ops import availability
-from keeperstate.ratelimits.counters import check_org_run_rate
+from keeperstate.ratelimits.counters import RunCount, check_org_run_rate, count_run_ahead
 from keeperstate.state.store import at_most_one_key, one_key_transaction, whole_run_transaction
 from keeperstate.workflows.models import Workflow
 
@@ -162,12 +162,13 @@ def run_now(
     run_input = check_input(run_input)
     if (earlier := _earlier(workflow, idempotency_key)) is not None:
         return Started(earlier, replayed=True)
-    check_org_run_rate(workflow.organization_id)  # 429 THROTTLED past the organization's runs per minute
     execution = _new(workflow, run_input, trigger=trigger, user=user, idempotency_key=idempotency_key,
                      retry_of=retry_of, status=Status.RUNNING)
     if reaches_outside(workflow.nodes):
+        check_org_run_rate(workflow.organization_id)  # 429 THROTTLED past the organization's runs per minute
         return _recorded_first(execution, workflow)
-    return _in_one_commit(execution, workflow)
+    # Counted with the run's first statement, and checked before its commit (_run_and_end).
+    return _in_one_commit(execution, workflow, counts_run=True)
 
 
 def queue_run(
@@ -493,36 +494,48 @@ def _node_by_node(execution: WorkflowExecution, workflow: Workflow) -> Started:
     return Started(execution)
 
 
-def _in_one_commit(execution: WorkflowExecution, workflow: Workflow, *, beating: bool = False) -> Started:
+def _in_one_commit(execution: WorkflowExecution, workflow: Workflow, *, beating: bool = False,
+                   counts_run: bool = False) -> Started:
     """Run a new execution with no egress node in one transaction and return it finished: its
     record is written at its end, with its results, in the transaction of its state writes.
     ``beating``: a caller that stops waiting may write its record ``running`` meanwhile
-    (run_waited), so the run keeps that record's heartbeat."""
+    (run_waited), so the run keeps that record's heartbeat. ``counts_run``: the run counts against
+    its organization's runs per minute here, the count sent with its transaction's first statement
+    and read before its commit (count_run_ahead); a refused run is rolled back whole (429)."""
     connection_before = checked_connection()
+    count = count_run_ahead(workflow.organization_id) if counts_run else None
     try:
         with heartbeating(execution) if beating else _nothing():
-            if (earlier := _recorded(execution, workflow, lambda: _one_transaction(execution, workflow))) is not None:
+            one = lambda: _one_transaction(execution, workflow, count)  # noqa: E731
+            if (earlier := _recorded(execution, workflow, one)) is not None:
                 return Started(earlier, replayed=True)
     except _RunAgain:
         _unless_lost(connection_before)
+        if count is not None:
+            count.check()  # sent with the rolled-back transaction, committed on its own
         _reset(execution)
         if (earlier := _recorded(execution, workflow, lambda: _insert_once(execution))) is not None:
             return Started(earlier, replayed=True)
         _NodeByNode(execution).run(workflow)
+    finally:
+        if count is not None:
+            count.withdraw()
     return Started(execution)
 
 
-def _one_transaction(execution: WorkflowExecution, workflow: Workflow) -> None:
+def _one_transaction(execution: WorkflowExecution, workflow: Workflow, count: RunCount | None = None) -> None:
     with whole_run_transaction():
-        _run_and_end(execution, workflow)
+        _run_and_end(execution, workflow, count)
 
 
-def _run_and_end(execution: WorkflowExecution, workflow: Workflow) -> None:
+def _run_and_end(execution: WorkflowExecution, workflow: Workflow, count: RunCount | None = None) -> None:
     """Inside the run's one transaction: run every node, then write the end of the run, whose
     answer comes with the COMMIT, one round trip for both (lifecycle.end): a refusal of it (the
     workflow gone before a new record) is raised by the commit, and read by the caller as it would
     be read from the insert (_recorded). Raises _RunAgain when a refused statement aborted the
-    transaction (the caller's block rolls it back)."""
+    transaction (the caller's block rolls it back). With ``count``, the organization's count of the
+    run, sent ahead of the transaction, is read before the end: past the limit, Throttled rolls
+    the run back."""
     ctx = RunContext(organization_id=workflow.organization_id, workflow_id=workflow.id, execution_id=execution.id)
     outcome = RunOutcome()
     try:
@@ -539,6 +552,8 @@ def _run_and_end(execution: WorkflowExecution, workflow: Workflow) -> None:
         outcome = _internal_error(outcome.results)
     if transaction_aborted():
         raise _RunAgain
+    if count is not None:
+        count.check()
     _end(execution, outcome, answer_with_commit=True)
 
 

@@ -15,6 +15,10 @@ Counted on this thread's Django connection:
 - a **commit** is one that waits for the disk: a transaction's COMMIT, or a statement sent in
   autocommit that writes a logged table (a write to an unlogged table, the rate counters, is
   committed without a WAL flush, ADR 0061, and is counted apart, as ``unlogged_writes``).
+
+A statement the backend sends ahead of a transaction, past Django's cursor (the organization's
+run count, keeperstate.ops.postgres ``send_ahead``), is counted too, when the block ends: a
+statement in autocommit, and a round trip only when it went alone.
 """
 
 from __future__ import annotations
@@ -45,6 +49,12 @@ def _waits(raw: Any) -> tuple[int, int, int] | None:
     return raw.begins_alone, raw.holds_ended, raw.answers_held
 
 
+def _ahead(raw: Any) -> tuple[tuple[str, ...], int]:
+    """The statements the service's driver connection sent ahead of a transaction, and how many of
+    them went alone (keeperstate.ops.postgres); nothing on another connection."""
+    return getattr(raw, "sent_ahead", ()), getattr(raw, "aheads_alone", 0)
+
+
 @dataclass
 class Sent:
     statements: list[str] = field(default_factory=list)
@@ -72,6 +82,7 @@ class counting:  # noqa: N801 - a context manager, used as ``with counting() as 
         with db.connection.cursor() as cursor:
             cursor.execute("SELECT relname FROM pg_class WHERE relpersistence = 'u'")
             self._unlogged = frozenset(name for (name,) in cursor.fetchall())
+        self._raw, self._ahead_before = db.connection, _ahead(db.connection)
         self._wrapped = db.execute_wrapper(self._execute)
         self._wrapped.__enter__()
         commit, rollback, is_usable = db.commit, db.rollback, db.is_usable
@@ -84,6 +95,11 @@ class counting:  # noqa: N801 - a context manager, used as ``with counting() as 
         self._wrapped.__exit__(kind, exc, tb)
         for name in ("commit", "rollback", "is_usable"):
             self.db.__dict__.pop(name, None)  # the class's own again
+        if self.db.connection is self._raw:
+            (sent_before, alone_before), (sent_after, alone_after) = self._ahead_before, _ahead(self._raw)
+            for sql in sent_after[len(sent_before):]:
+                self._statement(sql, autocommit=True)
+            self.sent.round_trips += alone_after - alone_before
 
     def _in_transaction(self) -> bool:
         raw = self.db.connection
@@ -110,15 +126,18 @@ class counting:  # noqa: N801 - a context manager, used as ``with counting() as 
             self._count(sql)
 
     def _count(self, sql: str) -> None:
-        sent = self.sent
-        sent.round_trips += 1
+        self.sent.round_trips += 1
         if not _CONTROL.match(sql):
-            sent.statements.append(" ".join(sql.split()))
-            if self.db.get_autocommit() and (tables := self._written(sql)) is not None:
-                if tables and tables <= self._unlogged:
-                    sent.unlogged_writes += 1
-                else:
-                    sent.commits += 1
+            self._statement(sql, autocommit=self.db.get_autocommit())
+
+    def _statement(self, sql: str, *, autocommit: bool) -> None:
+        sent = self.sent
+        sent.statements.append(" ".join(sql.split()))
+        if autocommit and (tables := self._written(sql)) is not None:
+            if tables and tables <= self._unlogged:
+                sent.unlogged_writes += 1
+            else:
+                sent.commits += 1
 
     @staticmethod
     def _written(sql: str) -> set[str] | None:

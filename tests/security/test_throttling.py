@@ -14,7 +14,10 @@ from django.test import Client
 
 from keeperstate.executions.models import WorkflowExecution
 from keeperstate.ratelimits.counters import HIT_SQL, Throttled, check_org_run_rate, hit
+from keeperstate.state.models import WorkflowState
 from tests.api.conftest import json_client, token_client
+from tests.executions.graphs import counter_graph
+from tests.factories import make_workflow
 
 pytestmark = pytest.mark.django_db
 
@@ -210,6 +213,64 @@ def test_the_counter_is_exact_under_concurrent_callers():
     # then exactly five passed
     assert len(allowed) == 12
     assert allowed.count(True) == 5
+
+
+def _org_hits(organization_id: int) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT coalesce(sum(hits), 0) FROM rate_counter WHERE scope = 'org_runs' AND ident = %s",
+                       [str(organization_id)])
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_in_one_commit_past_the_cap_is_rolled_back_whole(org, user, settings):
+    # given a counter workflow, whose runs count with their first statement (count_run_ahead), and
+    # an organization allowed two runs a minute; its own transactions, as served
+    settings.KEEPERSTATE_ORG_RUNS_PER_MINUTE = 2
+    nodes, edges = counter_graph()
+    workflow = make_workflow(org, user=user, nodes=nodes, edges=edges)
+    api = token_client(user)
+
+    # when it runs three times
+    answers = [api.post(f"/api/workflows/{workflow.id}/execute/", {"input": {}}) for _ in range(3)]
+
+    # then the third is refused, and nothing of it is kept: its increment ran before the count's
+    # answer was read, and was rolled back with the rest of its transaction
+    assert [a.status_code for a in answers[:2]] == [201, 201]
+    assert_throttled(answers[2])
+    assert WorkflowState.objects.get(workflow=workflow, key="runs").value == 2
+    assert WorkflowExecution.objects.filter(workflow=workflow).count() == 2
+    assert _org_hits(org.id) == 2  # a refused run is not counted
+
+
+@pytest.mark.django_db(transaction=True)
+def test_runs_in_one_commit_racing_for_the_cap_keep_it_exactly(org, user, settings):
+    # given 8 clients, each on its own connection, racing to run a counter allowed 5 runs a minute
+    settings.KEEPERSTATE_ORG_RUNS_PER_MINUTE = 5
+    nodes, edges = counter_graph()
+    workflow = make_workflow(org, user=user, nodes=nodes, edges=edges)
+    barrier = threading.Barrier(8)
+    codes: list[int] = []
+
+    def one() -> None:
+        try:
+            api = token_client(user)
+            barrier.wait(timeout=30)
+            codes.append(api.post(f"/api/workflows/{workflow.id}/execute/", {"input": {}}).status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=one) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    # then exactly five ran, and the counter and the records say the same
+    assert sorted(codes) == [201] * 5 + [429] * 3
+    assert WorkflowState.objects.get(workflow=workflow, key="runs").value == 5
+    assert WorkflowExecution.objects.filter(workflow=workflow).count() == 5
+    assert _org_hits(org.id) == 5
 
 
 def _wal_records_of_a_hit(table: str) -> int:

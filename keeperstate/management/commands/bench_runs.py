@@ -87,8 +87,8 @@ TARGETS = {"monitor": 0.6, "counter": 0.45}
 # What one API run with a token sends, as tests/executions/test_round_trips.py holds it
 # (docs/benchmarks.md, "Round trips per run").
 BUDGETS = {
-    "counter": {"statements": 5, "round_trips": 5, "commits": 1},
-    "monitor": {"statements": 6, "round_trips": 6, "commits": 1},
+    "counter": {"statements": 5, "round_trips": 4, "commits": 1},
+    "monitor": {"statements": 6, "round_trips": 5, "commits": 1},
 }
 QUEUE_WORKERS = 2  # the queued webhooks' workers: two should drain as fast as the API answers one client
 EXPECTED = {"api": 201, "webhook": 200, "queued": 202}
@@ -295,7 +295,11 @@ class RunBench:
 
         def note(execute: Callable[..., Any], sql: str, params: Any, many: bool, context: dict[str, Any]) -> Any:
             in_atomic = connection.in_atomic_block
+            ahead = len(getattr(connection.connection, "sent_ahead", ()))
             result = execute(sql, params, many, context)
+            # A statement the backend sent ahead of this one's transaction (the organization's run
+            # count, keeperstate.ops.postgres) went before it, in autocommit.
+            sent.extend((sql, False) for sql in getattr(connection.connection, "sent_ahead", ())[ahead:])
             sent.append((connection.ops.last_executed_query(context["cursor"], sql, params), in_atomic))
             return result
 

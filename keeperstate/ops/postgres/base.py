@@ -27,6 +27,14 @@ sent without waiting, in a pipeline the COMMIT ends (``answer_with_commit``): th
 COMMIT are one round trip, and an error in the write is raised by the commit, which rolls the
 transaction back, as it would have been. A statement sent in between waits for the held answer
 first, so the order of answers and errors is psycopg's.
+
+A statement that must run before a transaction but not in it (the organization's run counted
+before a run in one commit: in the run's transaction its counter row would stay locked until the
+commit) may be sent ahead of it (``send_ahead``): in the pipeline of the transaction's BEGIN and
+first statement, behind a sync of its own, so it commits on its own and the three are one round
+trip; or alone, before a BEGIN sent alone; or, when no transaction came, when its answer is asked
+for. Its answer, or its error, is kept for the caller (``Ahead.rows``), never raised into the
+transaction's statement.
 """
 
 from __future__ import annotations
@@ -37,10 +45,11 @@ from typing import Any
 import psycopg
 from django.db.backends.postgresql import base as postgresql
 from django.db.backends.utils import debug_transaction  # type: ignore[attr-defined]
-from psycopg import pq
+from psycopg import errors, pq
 from psycopg.abc import PQGen
 
 _IDLE = pq.TransactionStatus.IDLE
+_FAILED = pq.ExecStatus.FATAL_ERROR
 
 
 def quiet(raw: Any) -> bool | None:
@@ -58,9 +67,57 @@ def quiet(raw: Any) -> bool | None:
     return None if readable else True
 
 
+class Ahead:
+    """A statement sent ahead of this connection's next transaction, in an implicit transaction of
+    its own (Connection.send_ahead), and its answer: its rows, or the error the server answered."""
+
+    def __init__(self, conn: Connection, command: bytes):
+        self.conn, self.command = conn, command
+        self.sent = False
+        self._result: Any = None
+        self._error: psycopg.Error | None = None
+
+    def rows(self) -> list[tuple[str | None, ...]]:
+        """Its rows, each value as Postgres's text; raises the error the server answered. Sent now,
+        alone, when it has not gone yet (no transaction came): then outside any transaction, so
+        call this outside a pipeline."""
+        if not self.sent:
+            self.withdraw()
+            with self.conn.lock:
+                self.conn.wait(self.conn._ahead_alone(self))
+        if self._error is not None:
+            raise self._error
+        result, encoding = self._result, self.conn.pgconn._encoding
+        return [
+            tuple(None if (value := result.get_value(row, column)) is None else bytes(value).decode(encoding)
+                  for column in range(result.nfields))
+            for row in range(result.ntuples)
+        ]
+
+    def withdraw(self) -> None:
+        """Not to be sent with the next transaction any more (its caller is done, or sends it now)."""
+        if self.conn._ahead is self:
+            self.conn._ahead = None
+
+    def _answered(self, result: Any) -> None:
+        if result.status == _FAILED:
+            self._error = errors.error_from_result(result, encoding=self.conn.pgconn._encoding)
+        else:
+            self._result = result
+
+    # How psycopg's pipeline hands a statement its results (as to a cursor): an error is kept here,
+    # for ``rows`` to raise, not raised into the statements sent after it.
+    def _check_results(self, results: list[Any]) -> None:
+        pass
+
+    def _set_results(self, results: list[Any]) -> None:
+        self._answered(results[0])
+
+
 class Connection(psycopg.Connection[Any]):
-    """psycopg's connection, whose BEGIN may go with the transaction's first statement, and whose
-    last write may wait for its answer until the COMMIT."""
+    """psycopg's connection, whose BEGIN may go with the transaction's first statement (and with a
+    statement sent ahead of the transaction), and whose last write may wait for its answer until
+    the COMMIT."""
 
     begin_rides = False  # set by a cursor for one execute sent in a pipeline with the BEGIN
     begins_alone = 0  # BEGINs sent on their own, each a round trip (keeperstate.ops.round_trips)
@@ -68,15 +125,60 @@ class Connection(psycopg.Connection[Any]):
     answers_held = 0  # statements sent so (keeperstate.ops.round_trips): no round trip of their own
     holds_ended = 0  # held answers waited for before the COMMIT, each a round trip
     _held: Any = None  # the pipeline the held statement was sent in, ended by the commit
+    _ahead: Ahead | None = None  # a statement to send before the next transaction (send_ahead)
+    sent_ahead: tuple[str, ...] = ()  # the statements sent so, as sent (keeperstate.ops.round_trips)
+    aheads_alone = 0  # of them, those sent on their own, each a round trip
+
+    def send_ahead(self, query: str, params: Any) -> Ahead:
+        """Send ``query`` (bound here, on the client) before this connection's next transaction,
+        committed on its own: with the transaction's BEGIN and first statement when they ride
+        together (one round trip for the three), else alone before the BEGIN, or when its answer
+        is asked for. Replaces a statement still waiting to go."""
+        command = psycopg.ClientCursor(self).mogrify(query, params).encode(self.pgconn._encoding)
+        self._ahead = Ahead(self, command)
+        return self._ahead
 
     def _start_query(self) -> PQGen[None]:
         if not self._autocommit and self.pgconn.transaction_status == _IDLE:
+            ahead, self._ahead = self._ahead, None
             if self.begin_rides:
                 # Queued in the cursor's pipeline, whose sync follows the statement: no wait here.
-                yield from self._exec_command(self._get_tx_start_command())
+                if ahead is not None:
+                    self._queue_ahead(ahead)  # and the BEGIN behind it
+                else:
+                    yield from self._exec_command(self._get_tx_start_command())
                 return
+            if ahead is not None:
+                yield from self._ahead_alone(ahead)
             self.begins_alone += 1
         yield from super()._start_query()
+
+    def _queue_ahead(self, ahead: Ahead) -> None:
+        """Into the cursor's pipeline, before its statement: this one, a sync, which ends its
+        implicit transaction (a BEGIN before that sync would take it into the transaction), then
+        the BEGIN. Given to libpq at once, before psycopg reads any answer: none of them waits."""
+        pipeline = self._pipeline
+        assert pipeline is not None  # entered by the cursor for its statement, nothing queued yet
+        self.pgconn.send_query_params(ahead.command, None)
+        pipeline.result_queue.append((ahead, None))  # type: ignore[arg-type]
+        self.pgconn.pipeline_sync()
+        pipeline.result_queue.append(None)
+        self.pgconn.send_query_params(self._get_tx_start_command(), None)
+        pipeline.result_queue.append(None)
+        ahead.sent = True
+        self.sent_ahead += (ahead.command.decode(self.pgconn._encoding),)
+
+    def _ahead_alone(self, ahead: Ahead) -> PQGen[None]:
+        """Send the statement on its own (the simple protocol, outside any transaction) and wait."""
+        ahead.sent = True
+        self.sent_ahead += (ahead.command.decode(self.pgconn._encoding),)
+        self.aheads_alone += 1
+        try:
+            result = yield from self._exec_command(ahead.command)
+        except psycopg.Error as exc:
+            ahead._error = exc
+        else:
+            ahead._answered(result)
 
     def commit_held(self) -> None:
         """COMMIT the transaction whose last statement's answer is held: queued behind it in its
@@ -193,6 +295,18 @@ class DatabaseWrapper(postgresql.DatabaseWrapper):
         raw = self.connection
         if self.in_atomic_block and isinstance(raw, Connection) and raw.cursor_factory is _RIDING:
             raw.hold_next = True
+
+    def send_ahead(self, sql: str, params: Any) -> Ahead | None:
+        """Send ``sql`` before this connection's next transaction and in none (Connection.send_ahead):
+        in one round trip with that transaction's BEGIN and first statement where they ride
+        together. None inside a transaction already, or off the service's cursor: the caller sends
+        it as usual."""
+        self.close_if_health_check_failed()  # as a cursor would first: a replaced connection loses it
+        self.ensure_connection()
+        raw = self.connection
+        if self.in_atomic_block or not isinstance(raw, Connection) or raw.cursor_factory is not _RIDING:
+            return None
+        return raw.send_ahead(sql, params)
 
     def _commit(self) -> None:
         raw = self.connection
