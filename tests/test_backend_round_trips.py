@@ -282,3 +282,40 @@ def test_a_withdrawn_statement_is_never_sent(table, counts):
 def test_inside_a_transaction_nothing_is_sent_ahead(counts):
     with transaction.atomic():
         assert connection.send_ahead(HIT, {"id": 1}) is None
+
+
+def test_a_statement_sent_ahead_is_prepared_once_on_its_session(table, counts):
+    once = HIT.replace("RETURNING", "/* a statement of its own */ RETURNING")  # never prepared before
+    answers = []
+    with traced() as trips:
+        for n in (1, 2):
+            ahead = connection.send_ahead(once, {"id": 1})
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute("UPDATE t_begin SET n = n + %s WHERE id = %s", [n, 1])
+                answers.append(ahead.rows())
+
+    sent = [" ".join(trip) for trip in trips]
+    assert len(trips) == 4, trips  # each transaction: the count with BEGIN and the UPDATE; COMMIT
+    assert 'Parse "_ks_ahead_' in sent[0]
+    assert "UPDATE t_ahead" in sent[0]
+    assert 'Parse "_ks_ahead_' not in sent[2]
+    assert 'Bind "" "_ks_ahead_' in sent[2]
+    assert answers == [[("1",)], [("2",)]]
+
+
+def test_a_statement_sent_ahead_that_cannot_be_prepared_keeps_its_error_and_is_prepared_again(table):
+    def later_then_update() -> object:
+        ahead = connection.send_ahead("UPDATE t_later SET n = n + %(n)s RETURNING n", {"n": 1})
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("UPDATE t_begin SET n = n + %s WHERE id = %s", [1, 1])
+        return ahead
+
+    refused = later_then_update()  # no such table yet: its PREPARE is refused
+    with pytest.raises(psycopg.errors.UndefinedTable):
+        refused.rows()
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TEMPORARY TABLE t_later (n int NOT NULL)")
+        cursor.execute("INSERT INTO t_later VALUES (0)")
+
+    assert later_then_update().rows() == [("1",)]  # prepared now that it can be
+    assert rows() == [(1, 12)]

@@ -49,10 +49,16 @@ def _waits(raw: Any) -> tuple[int, int, int] | None:
     return raw.begins_alone, raw.holds_ended, raw.answers_held
 
 
-def _ahead(raw: Any) -> tuple[tuple[str, ...], int]:
-    """The statements the service's driver connection sent ahead of a transaction, and how many of
-    them went alone (keeperstate.ops.postgres); nothing on another connection."""
-    return getattr(raw, "sent_ahead", ()), getattr(raw, "aheads_alone", 0)
+def _ahead(raw: Any) -> tuple[int, int]:
+    """How many statements the service's driver connection sent ahead of a transaction, and how
+    many of them went alone (keeperstate.ops.postgres); nothing on another connection."""
+    return getattr(raw, "aheads_sent", 0), getattr(raw, "aheads_alone", 0)
+
+
+def sent_ahead(raw: Any, count: int) -> list[str]:
+    """The last ``count`` statements ``raw`` sent ahead of a transaction, as text."""
+    recent = list(getattr(raw, "recent_aheads", ()))
+    return [ahead.sql() for ahead in recent[len(recent) - count:]] if count else []
 
 
 @dataclass
@@ -97,7 +103,7 @@ class counting:  # noqa: N801 - a context manager, used as ``with counting() as 
             self.db.__dict__.pop(name, None)  # the class's own again
         if self.db.connection is self._raw:
             (sent_before, alone_before), (sent_after, alone_after) = self._ahead_before, _ahead(self._raw)
-            for sql in sent_after[len(sent_before):]:
+            for sql in sent_ahead(self._raw, sent_after - sent_before):
                 self._statement(sql, autocommit=True)
             self.sent.round_trips += alone_after - alone_before
 

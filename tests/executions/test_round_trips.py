@@ -124,9 +124,11 @@ def test_the_count_is_what_the_wire_shows(org, user):
         api.post(f"/api/workflows/{workflow.id}/execute/", {"input": {}})
 
     assert len(trips) == sent.round_trips == BUDGETS["counter"]["round_trips"], trips
-    # the run's count, its own sync (it commits alone, outside the run), then BEGIN and the increment
+    # the run's count (prepared by the warm-up run: its name is bound), its own sync (it commits
+    # alone, outside the run), then BEGIN and the increment
     run = " ".join(trips[2])
-    assert run.index("INSERT INTO rate_counter") < run.index("Sync") < run.index('"BEGIN"')
+    assert trips[2][0].startswith('Bind "" "_ks_ahead_')
+    assert run.index("_ks_ahead_") < run.index("Sync") < run.index('"BEGIN"')
     assert run.index('"BEGIN"') < run.index("keeperstate_increment_key")
     record = " ".join(trips[3])  # the record inserted, then COMMIT, then the one Sync both wait for
     assert record.index('INSERT INTO "workflow_execution"') < record.index('Parse "" "COMMIT" 0')

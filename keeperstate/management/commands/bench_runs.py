@@ -69,7 +69,7 @@ from keeperstate.executions.models import WorkflowExecution
 from keeperstate.executions.service import queue_run
 from keeperstate.ops.database import database_url
 from keeperstate.ops.env import child_environment
-from keeperstate.ops.round_trips import counting
+from keeperstate.ops.round_trips import counting, sent_ahead
 from keeperstate.ops.schema import require_migrated
 from keeperstate.workflows.examples import block_monitor_graph
 from keeperstate.workflows.models import Workflow
@@ -295,11 +295,12 @@ class RunBench:
 
         def note(execute: Callable[..., Any], sql: str, params: Any, many: bool, context: dict[str, Any]) -> Any:
             in_atomic = connection.in_atomic_block
-            ahead = len(getattr(connection.connection, "sent_ahead", ()))
+            ahead = getattr(connection.connection, "aheads_sent", 0)
             result = execute(sql, params, many, context)
             # A statement the backend sent ahead of this one's transaction (the organization's run
             # count, keeperstate.ops.postgres) went before it, in autocommit.
-            sent.extend((sql, False) for sql in getattr(connection.connection, "sent_ahead", ())[ahead:])
+            went_ahead = sent_ahead(connection.connection, getattr(connection.connection, "aheads_sent", 0) - ahead)
+            sent.extend((sql, False) for sql in went_ahead)
             sent.append((connection.ops.last_executed_query(context["cursor"], sql, params), in_atomic))
             return result
 

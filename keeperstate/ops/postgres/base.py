@@ -39,14 +39,18 @@ transaction's statement.
 
 from __future__ import annotations
 
+import hashlib
 import select
+from collections import deque
 from typing import Any
 
 import psycopg
 from django.db.backends.postgresql import base as postgresql
 from django.db.backends.utils import debug_transaction  # type: ignore[attr-defined]
 from psycopg import errors, pq
+from psycopg._queries import PostgresQuery
 from psycopg.abc import PQGen
+from psycopg.adapt import Transformer
 
 _IDLE = pq.TransactionStatus.IDLE
 _FAILED = pq.ExecStatus.FATAL_ERROR
@@ -71,11 +75,15 @@ class Ahead:
     """A statement sent ahead of this connection's next transaction, in an implicit transaction of
     its own (Connection.send_ahead), and its answer: its rows, or the error the server answered."""
 
-    def __init__(self, conn: Connection, command: bytes):
-        self.conn, self.command = conn, command
+    def __init__(self, conn: Connection, query: str, params: Any):
+        self.conn, self.query, self.params = conn, query, params
         self.sent = False
         self._result: Any = None
         self._error: psycopg.Error | None = None
+
+    def sql(self) -> str:
+        """The statement with its parameters bound, as text (for the simple protocol, and to show)."""
+        return psycopg.ClientCursor(self.conn).mogrify(self.query, self.params)
 
     def rows(self) -> list[tuple[str | None, ...]]:
         """Its rows, each value as Postgres's text; raises the error the server answered. Sent now,
@@ -101,7 +109,8 @@ class Ahead:
 
     def _answered(self, result: Any) -> None:
         if result.status == _FAILED:
-            self._error = errors.error_from_result(result, encoding=self.conn.pgconn._encoding)
+            if self._error is None:  # a failed PREPARE's error, not its statement's that follows
+                self._error = errors.error_from_result(result, encoding=self.conn.pgconn._encoding)
         else:
             self._result = result
 
@@ -112,6 +121,22 @@ class Ahead:
 
     def _set_results(self, results: list[Any]) -> None:
         self._answered(results[0])
+
+
+class _Prepared:
+    """Where psycopg's pipeline hands a PREPARE's answer: a refusal is the statement's error, and
+    its name is not taken for prepared."""
+
+    def __init__(self, ahead: Ahead, names: set[bytes], name: bytes):
+        self.ahead, self.names, self.name = ahead, names, name
+
+    def _check_results(self, results: list[Any]) -> None:
+        pass
+
+    def _set_results(self, results: list[Any]) -> None:
+        if results[0].status == _FAILED:
+            self.names.discard(self.name)
+            self.ahead._answered(results[0])
 
 
 class Connection(psycopg.Connection[Any]):
@@ -126,16 +151,17 @@ class Connection(psycopg.Connection[Any]):
     holds_ended = 0  # held answers waited for before the COMMIT, each a round trip
     _held: Any = None  # the pipeline the held statement was sent in, ended by the commit
     _ahead: Ahead | None = None  # a statement to send before the next transaction (send_ahead)
-    sent_ahead: tuple[str, ...] = ()  # the statements sent so, as sent (keeperstate.ops.round_trips)
+    aheads_sent = 0  # statements sent so (keeperstate.ops.round_trips)
     aheads_alone = 0  # of them, those sent on their own, each a round trip
+    recent_aheads: deque[Ahead]  # the last few sent, for a count to show them
+    _ahead_names: set[bytes]  # the statements sent ahead that this session has prepared
 
     def send_ahead(self, query: str, params: Any) -> Ahead:
-        """Send ``query`` (bound here, on the client) before this connection's next transaction,
-        committed on its own: with the transaction's BEGIN and first statement when they ride
-        together (one round trip for the three), else alone before the BEGIN, or when its answer
-        is asked for. Replaces a statement still waiting to go."""
-        command = psycopg.ClientCursor(self).mogrify(query, params).encode(self.pgconn._encoding)
-        self._ahead = Ahead(self, command)
+        """Send ``query`` with ``params`` before this connection's next transaction, committed on
+        its own: with the transaction's BEGIN and first statement when they ride together (one
+        round trip for the three; prepared, as the service's statements are), else alone before
+        the BEGIN, or when its answer is asked for. Replaces a statement still waiting to go."""
+        self._ahead = Ahead(self, query, params)
         return self._ahead
 
     def _start_query(self) -> PQGen[None]:
@@ -154,31 +180,44 @@ class Connection(psycopg.Connection[Any]):
         yield from super()._start_query()
 
     def _queue_ahead(self, ahead: Ahead) -> None:
-        """Into the cursor's pipeline, before its statement: this one, a sync, which ends its
-        implicit transaction (a BEGIN before that sync would take it into the transaction), then
-        the BEGIN. Given to libpq at once, before psycopg reads any answer: none of them waits."""
+        """Into the cursor's pipeline, before its statement: this one (prepared the first time on
+        this session), a sync, which ends its implicit transaction (a BEGIN before that sync would
+        take it into the transaction), then the BEGIN. Given to libpq at once, before psycopg reads
+        any answer: none of them waits."""
         pipeline = self._pipeline
         assert pipeline is not None  # entered by the cursor for its statement, nothing queued yet
-        self.pgconn.send_query_params(ahead.command, None)
+        query = PostgresQuery(Transformer(self))
+        query.convert(ahead.query, ahead.params)
+        shape = hashlib.blake2b(query.query + repr(query.types).encode(), digest_size=8)
+        name = b"_ks_ahead_" + shape.hexdigest().encode()
+        names = self.__dict__.setdefault("_ahead_names", set())
+        if name not in names:
+            names.add(name)
+            self.pgconn.send_prepare(name, query.query, param_types=query.types)
+            pipeline.result_queue.append((_Prepared(ahead, names, name), None))  # type: ignore[arg-type]
+        self.pgconn.send_query_prepared(name, query.params, param_formats=query.formats)
         pipeline.result_queue.append((ahead, None))  # type: ignore[arg-type]
         self.pgconn.pipeline_sync()
         pipeline.result_queue.append(None)
         self.pgconn.send_query_params(self._get_tx_start_command(), None)
         pipeline.result_queue.append(None)
-        ahead.sent = True
-        self.sent_ahead += (ahead.command.decode(self.pgconn._encoding),)
+        self._sent(ahead)
 
     def _ahead_alone(self, ahead: Ahead) -> PQGen[None]:
         """Send the statement on its own (the simple protocol, outside any transaction) and wait."""
-        ahead.sent = True
-        self.sent_ahead += (ahead.command.decode(self.pgconn._encoding),)
+        self._sent(ahead)
         self.aheads_alone += 1
         try:
-            result = yield from self._exec_command(ahead.command)
+            result = yield from self._exec_command(ahead.sql())
         except psycopg.Error as exc:
             ahead._error = exc
         else:
             ahead._answered(result)
+
+    def _sent(self, ahead: Ahead) -> None:
+        ahead.sent = True
+        self.aheads_sent += 1
+        self.__dict__.setdefault("recent_aheads", deque(maxlen=8)).append(ahead)
 
     def commit_held(self) -> None:
         """COMMIT the transaction whose last statement's answer is held: queued behind it in its
