@@ -319,3 +319,50 @@ def test_a_statement_sent_ahead_that_cannot_be_prepared_keeps_its_error_and_is_p
 
     assert later_then_update().rows() == [("1",)]  # prepared now that it can be
     assert rows() == [(1, 12)]
+
+
+def test_a_statement_sent_ahead_is_prepared_again_after_psycopg_deallocates_all(table, counts):
+    # psycopg sends DEALLOCATE ALL when a statement it sees rolls back (a savepoint's), and its
+    # own prepared statements are then gone from the session: so is the one sent ahead
+    def one_run(n: int) -> list:
+        ahead = connection.send_ahead(HIT, {"id": 1})
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("UPDATE t_begin SET n = n + %s WHERE id = %s", [n, 1])
+            try:
+                with transaction.atomic():  # a savepoint, rolled back
+                    cursor.execute("INSERT INTO t_begin VALUES (%s, %s)", [1, 0])
+            except IntegrityError:
+                pass
+        return ahead.rows()
+
+    answers = [one_run(n) for n in range(8)]  # psycopg prepares its statements past the fifth
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE name LIKE '_ks_ahead_%%'")
+        prepared = cursor.fetchone()[0]
+    assert answers == [[(str(n),)] for n in range(1, 9)]
+    assert hits() == 8
+    assert prepared == 1
+
+
+def test_a_statement_sent_ahead_whose_prepared_statement_is_gone_goes_again_alone(table, counts):
+    def one_run() -> tuple[list, list]:
+        ahead = connection.send_ahead(HIT, {"id": 1})
+        with traced() as trips, transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("UPDATE t_begin SET n = n + %s WHERE id = %s", [1, 1])
+            answer = ahead.rows()
+        return answer, trips
+
+    one_run()
+    with connection.cursor() as cursor:  # by another hand than psycopg's, which would say so
+        cursor.execute("SELECT name FROM pg_prepared_statements WHERE name LIKE '_ks_ahead_%%'")
+        (name,) = cursor.fetchone()
+        cursor.execute(f'DEALLOCATE "{name}"')
+
+    healed, trips = one_run()
+    again, _ = one_run()
+
+    assert healed == [("2",)]  # refused as unknown, then sent alone: counted once
+    assert any(trip == [f'Query "{HIT.replace("%(id)s", "1")}"'] for trip in trips), trips
+    assert again == [("3",)]  # prepared again
+    assert hits() == 3

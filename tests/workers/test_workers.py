@@ -293,3 +293,17 @@ def test_bench_compares_proxy_adds_its_delay_to_each_round_trip_and_forwards_all
         proxy.stop()
 
     assert took >= 3 * 0.02  # each of the three round trips held 10 ms each way, at least
+
+
+def test_bench_compares_other_side_may_have_its_own_database_on_the_same_server(monkeypatch):
+    from django.core.management import CommandError, call_command
+
+    from keeperstate.management.commands.bench_compare import _with_database
+
+    # the other side's address: the same server (and proxy), the named database, the rest kept
+    assert _with_database("postgresql://postgres:p%40ss@127.0.0.1:6543/ks_bench?sslmode=disable", "ks_base") == (
+        "postgresql://postgres:p%40ss@127.0.0.1:6543/ks_base?sslmode=disable")
+    # and without a server to name it on, a sentence instead
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    with pytest.raises(CommandError, match="set DATABASE_URL"):
+        call_command("bench_compare", ".", "--before-database", "ks_base")

@@ -18,6 +18,10 @@ status (ADR 0071).
 where the database is another machine: both sides reach it through a proxy in this process that
 holds each chunk ``MS / 2`` milliseconds in each direction, so every round trip takes ``MS``
 more. (This machine's kernel has no netem, which would delay the packets themselves.)
+
+``--before-database NAME`` (with DATABASE_URL) gives the other checkout its own database on the
+same server, through the same proxy: a checkout from before a migration that changed the schema
+cannot run on the newer one (migrate each first: ``DATABASE_URL=…/NAME manage.py migrate`` in it).
 """
 
 from __future__ import annotations
@@ -79,6 +83,8 @@ class Command(BaseCommand):
         parser.add_argument("--block", type=int, default=25, help="requests per turn")
         parser.add_argument("--db-latency", type=float, default=0.0, metavar="MS",
                             help="milliseconds added to each round trip to Postgres (needs DATABASE_URL)")
+        parser.add_argument("--before-database", metavar="NAME",
+                            help="the other checkout's database on the same server (needs DATABASE_URL)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         before = Path(options["before"]).resolve()
@@ -89,13 +95,19 @@ class Command(BaseCommand):
         url = env_str("DATABASE_URL")
         if latency and not url:
             raise CommandError("--db-latency puts a proxy before a Postgres server: set DATABASE_URL to one.")
+        if options["before_database"] and not url:
+            raise CommandError("--before-database names a database on DATABASE_URL's server: set DATABASE_URL.")
         proxy = DelayingProxy(url, latency / 1000) if latency and url else None
         overrides = {"DATABASE_URL": proxy.url} if proxy else {}
+        side_urls = {}
+        if options["before_database"]:
+            side_urls["before"] = _with_database(proxy.url if proxy else str(url), options["before_database"])
         if proxy and url:
             direct, through = _round_trip_ms(url), _round_trip_ms(proxy.url)
             self.stdout.write(f"a round trip to Postgres (SELECT 1): {through:.2f} ms through the proxy, "
                               f"{direct:.2f} ms direct")
-        compare = Compare(sides, rounds=options["rounds"], block=options["block"], out=self.stdout, **overrides)
+        compare = Compare(sides, rounds=options["rounds"], block=options["block"], out=self.stdout,
+                          side_urls=side_urls, **overrides)
         try:
             figures = compare.run()
         finally:
@@ -106,6 +118,14 @@ class Command(BaseCommand):
         if proxy and url:
             figures["round_trip_ms"] = {"direct": direct, "through_proxy": through}
         self.stdout.write(json.dumps(figures, sort_keys=True))
+
+
+def _with_database(url: str, name: str) -> str:
+    """``url`` naming database ``name`` instead of its own."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path="/" + quote(name, safe="")))
 
 
 def _round_trip_ms(url: str, count: int = 200) -> float:
@@ -203,14 +223,20 @@ class DelayingProxy:
 
 
 class Compare:
-    def __init__(self, sides: dict[str, Path], *, rounds: int, block: int, out: Any, **env: str):
+    def __init__(self, sides: dict[str, Path], *, rounds: int, block: int, out: Any,
+                 side_urls: dict[str, str] | None = None, **env: str):
         self.sides, self.rounds, self.block, self.out = sides, rounds, block, out
+        self.side_urls = side_urls or {}  # a side's own DATABASE_URL (--before-database)
         self.servers: dict[str, subprocess.Popen[bytes]] = {}
         # Each side on its own checkout's data folder (unless DATABASE_URL puts both on one server).
         self.env = child_environment(without=["KEEPERSTATE_DATA_DIR"], DJANGO_DEBUG="false",
                                      KEEPERSTATE_API_RATE="100000000/min",
                                      KEEPERSTATE_ORG_RUNS_PER_MINUTE="100000000", **env)
         self.blocks = iter(range(100_000, 10**9))  # the monitor's cursor: a new block, the same size
+
+    def env_of(self, tree: Path) -> dict[str, str]:
+        name = next(side for side, path in self.sides.items() if path == tree)
+        return {**self.env, "DATABASE_URL": self.side_urls[name]} if name in self.side_urls else self.env
 
     def run(self) -> dict[str, Any]:
         made = {name: self.setup(tree) for name, tree in self.sides.items()}
@@ -277,7 +303,7 @@ class Compare:
         self.servers[name] = subprocess.Popen(
             [str(tree / ".venv" / "bin" / "python"), "-m", "gunicorn", "keeperstate.wsgi", "-b", f"127.0.0.1:{port}",
              "-w", "1", "--threads", "4", "--preload", "--log-level", "warning"],
-            cwd=tree, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            cwd=tree, env=self.env_of(tree), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:

@@ -54,6 +54,7 @@ from psycopg.adapt import Transformer
 
 _IDLE = pq.TransactionStatus.IDLE
 _FAILED = pq.ExecStatus.FATAL_ERROR
+_NO_SUCH_STATEMENT = "26000"  # invalid_sql_statement_name: a prepared statement the session lacks
 
 
 def quiet(raw: Any) -> bool | None:
@@ -78,6 +79,7 @@ class Ahead:
     def __init__(self, conn: Connection, query: str, params: Any):
         self.conn, self.query, self.params = conn, query, params
         self.sent = False
+        self.name = b""  # its prepared statement's, once queued
         self._result: Any = None
         self._error: psycopg.Error | None = None
 
@@ -89,6 +91,11 @@ class Ahead:
         """Its rows, each value as Postgres's text; raises the error the server answered. Sent now,
         alone, when it has not gone yet (no transaction came): then outside any transaction, so
         call this outside a pipeline."""
+        if self._error is not None and self._error.sqlstate == _NO_SUCH_STATEMENT:
+            # Its prepared statement was gone from the session (DEALLOCATE ALL by another hand):
+            # refused before it ran, so it is sent again, alone, as text, and prepared again next time.
+            self.conn.__dict__.get("_ahead_names", set()).discard(self.name)
+            self.sent, self._error = False, None
         if not self.sent:
             self.withdraw()
             with self.conn.lock:
@@ -189,7 +196,7 @@ class Connection(psycopg.Connection[Any]):
         query = PostgresQuery(Transformer(self))
         query.convert(ahead.query, ahead.params)
         shape = hashlib.blake2b(query.query + repr(query.types).encode(), digest_size=8)
-        name = b"_ks_ahead_" + shape.hexdigest().encode()
+        name = ahead.name = b"_ks_ahead_" + shape.hexdigest().encode()
         names = self.__dict__.setdefault("_ahead_names", set())
         if name not in names:
             names.add(name)
@@ -202,6 +209,13 @@ class Connection(psycopg.Connection[Any]):
         self.pgconn.send_query_params(self._get_tx_start_command(), None)
         pipeline.result_queue.append(None)
         self._sent(ahead)
+
+    def _deallocate(self, name: bytes | None) -> PQGen[None]:
+        # psycopg sends DEALLOCATE ALL when it sees a rollback or a DROP: the statements prepared
+        # to go ahead are gone from the session too.
+        if name is None:
+            self.__dict__.get("_ahead_names", set()).clear()
+        yield from super()._deallocate(name)
 
     def _ahead_alone(self, ahead: Ahead) -> PQGen[None]:
         """Send the statement on its own (the simple protocol, outside any transaction) and wait."""
