@@ -187,7 +187,8 @@ def queue_run(
     run_input = check_input(run_input)
     if (earlier := _earlier(workflow, idempotency_key)) is not None:
         return Started(earlier, replayed=True)
-    check_org_run_rate(workflow.organization_id)
+    # Counted with the record's insert, and checked before it commits (count_run_ahead).
+    count = count_run_ahead(workflow.organization_id)
     execution = _new(workflow, run_input, trigger=trigger, user=user, idempotency_key=idempotency_key,
                      retry_of=retry_of, status=Status.QUEUED, scheduled_for=scheduled_for)
 
@@ -195,9 +196,13 @@ def queue_run(
         with transaction.atomic():
             insert(execution)
             enqueue(execution)
+            count.check()  # over the organization's limit: the record and its job roll back (429)
 
-    if (earlier := _recorded(execution, workflow, write)) is not None:
-        return Started(earlier, replayed=True)
+    try:
+        if (earlier := _recorded(execution, workflow, write)) is not None:
+            return Started(earlier, replayed=True)
+    finally:
+        count.withdraw()
     return Started(execution)
 
 

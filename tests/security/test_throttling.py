@@ -244,6 +244,33 @@ def test_a_run_in_one_commit_past_the_cap_is_rolled_back_whole(org, user, settin
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_queued_run_past_the_cap_leaves_no_record_and_no_job(org, user, settings):
+    # given an organization allowed two runs a minute, and runs queued for a worker (?async=true),
+    # counted with their record's insert (count_run_ahead)
+    settings.KEEPERSTATE_ORG_RUNS_PER_MINUTE = 2
+    nodes, edges = counter_graph()
+    workflow = make_workflow(org, user=user, nodes=nodes, edges=edges)
+    api = token_client(user)
+    jobs_before = _jobs()
+
+    # when three are queued
+    answers = [api.post(f"/api/workflows/{workflow.id}/execute/?async=true", {"input": {}}) for _ in range(3)]
+
+    # then the third is refused, and its record and its job were rolled back with the count's answer
+    assert [a.status_code for a in answers[:2]] == [202, 202]
+    assert_throttled(answers[2])
+    assert WorkflowExecution.objects.filter(workflow=workflow).count() == 2
+    assert _jobs() - jobs_before == 2
+    assert _org_hits(org.id) == 2
+
+
+def _jobs() -> int:
+    with connection.cursor() as cursor:  # Procrastinate's table: not emptied between tests
+        cursor.execute("SELECT count(*) FROM procrastinate_jobs")
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db(transaction=True)
 def test_runs_in_one_commit_racing_for_the_cap_keep_it_exactly(org, user, settings):
     # given 8 clients, each on its own connection, racing to run a counter allowed 5 runs a minute
     settings.KEEPERSTATE_ORG_RUNS_PER_MINUTE = 5

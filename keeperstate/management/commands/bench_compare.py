@@ -290,8 +290,8 @@ class Compare:
         return figures
 
     def setup(self, tree: Path) -> dict[str, str]:
-        done = subprocess.run([str(tree / ".venv" / "bin" / "python"), "manage.py", "shell"], cwd=tree, env=self.env,
-                              input=SETUP, capture_output=True, text=True, timeout=300)
+        done = subprocess.run([str(tree / ".venv" / "bin" / "python"), "manage.py", "shell"], cwd=tree,
+                              env=self.env_of(tree), input=SETUP, capture_output=True, text=True, timeout=300)
         lines = [line for line in done.stdout.splitlines() if line.startswith("BENCH_COMPARE ")]
         if done.returncode != 0 or not lines:
             raise CommandError(f"{tree} could not make its workflows: {done.stderr.strip()[-500:]}")
