@@ -11,7 +11,7 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 
 from keeperstate.core.transactions import answer_with_commit
-from keeperstate.ops import database
+from tests.test_database import database_connection
 from tests.wire import traced
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -25,10 +25,6 @@ def table():
     yield "t_begin"
     with connection.cursor() as cursor:
         cursor.execute("DROP TABLE t_begin")
-
-
-def database_connection() -> psycopg.Connection:
-    return psycopg.connect(database.database_url(connection.settings_dict), autocommit=True)
 
 
 def rows() -> list[tuple[int, int]]:

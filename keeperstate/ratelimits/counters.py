@@ -61,7 +61,10 @@ class Decision:
 
 def hit(scope: str, ident: str, *, limit: int, period: int) -> Decision:
     """Count one hit of ``ident`` in ``scope``; refused (and not counted) at ``limit`` per period."""
-    params = hit_params(scope, ident, limit=limit, period=period)
+    return _hit(hit_params(scope, ident, limit=limit, period=period))
+
+
+def _hit(params: dict[str, Any]) -> Decision:
     cursor = kept_cursor()
     cursor.execute(HIT_SQL, params)
     row = cursor.fetchone()
@@ -87,11 +90,11 @@ def decided(params: dict[str, Any], hits: int | None) -> Decision:
 def check_org_run_rate(organization_id: int) -> None:
     """Count a run of the organization; raise Throttled (429, THROTTLED) past
     KEEPERSTATE_ORG_RUNS_PER_MINUTE. Every way a run starts calls this once, or count_run_ahead."""
-    _refuse_unless(_org_run_decision(organization_id))
+    _refuse_unless(_hit(_org_run_params(organization_id)))
 
 
-def _org_run_decision(organization_id: int) -> Decision:
-    return hit("org_runs", str(organization_id), limit=settings.KEEPERSTATE_ORG_RUNS_PER_MINUTE, period=60)
+def _org_run_params(organization_id: int) -> dict[str, Any]:
+    return hit_params("org_runs", str(organization_id), limit=settings.KEEPERSTATE_ORG_RUNS_PER_MINUTE, period=60)
 
 
 def _refuse_unless(decision: Decision) -> None:
@@ -132,12 +135,11 @@ def count_run_ahead(organization_id: int) -> RunCount:
     and, outside that transaction, its counter row is not locked until the run commits. The run
     calls ``check()`` before it commits. Where the statement cannot go so (a caller's transaction,
     another backend), it is counted now, and a refusal is raised now."""
-    limit = settings.KEEPERSTATE_ORG_RUNS_PER_MINUTE
-    params = hit_params("org_runs", str(organization_id), limit=limit, period=60)
+    params = _org_run_params(organization_id)
     send_ahead = getattr(connections[DEFAULT_DB_ALIAS], "send_ahead", None)
     ahead = send_ahead(HIT_SQL, params) if send_ahead is not None else None
     if ahead is None:
-        decision = _org_run_decision(organization_id)
+        decision = _hit(params)
         _refuse_unless(decision)
         return RunCount(params, decision=decision)
     return RunCount(params, ahead)

@@ -18,6 +18,7 @@ from keeperstate.state.models import WorkflowState
 from tests.api.conftest import json_client, token_client
 from tests.executions.graphs import counter_graph
 from tests.factories import make_workflow
+from tests.threads import run_together
 
 pytestmark = pytest.mark.django_db
 
@@ -222,13 +223,18 @@ def _org_hits(organization_id: int) -> int:
         return cursor.fetchone()[0]
 
 
+def _counter_capped_at(limit: int, org, user, settings):
+    """A counter workflow of an organization allowed ``limit`` runs a minute."""
+    settings.KEEPERSTATE_ORG_RUNS_PER_MINUTE = limit
+    nodes, edges = counter_graph()
+    return make_workflow(org, user=user, nodes=nodes, edges=edges)
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_run_in_one_commit_past_the_cap_is_rolled_back_whole(org, user, settings):
     # given a counter workflow, whose runs count with their first statement (count_run_ahead), and
     # an organization allowed two runs a minute; its own transactions, as served
-    settings.KEEPERSTATE_ORG_RUNS_PER_MINUTE = 2
-    nodes, edges = counter_graph()
-    workflow = make_workflow(org, user=user, nodes=nodes, edges=edges)
+    workflow = _counter_capped_at(2, org, user, settings)
     api = token_client(user)
 
     # when it runs three times
@@ -247,9 +253,7 @@ def test_a_run_in_one_commit_past_the_cap_is_rolled_back_whole(org, user, settin
 def test_a_queued_run_past_the_cap_leaves_no_record_and_no_job(org, user, settings):
     # given an organization allowed two runs a minute, and runs queued for a worker (?async=true),
     # counted with their record's insert (count_run_ahead)
-    settings.KEEPERSTATE_ORG_RUNS_PER_MINUTE = 2
-    nodes, edges = counter_graph()
-    workflow = make_workflow(org, user=user, nodes=nodes, edges=edges)
+    workflow = _counter_capped_at(2, org, user, settings)
     api = token_client(user)
     jobs_before = _jobs()
 
@@ -273,25 +277,11 @@ def _jobs() -> int:
 @pytest.mark.django_db(transaction=True)
 def test_runs_in_one_commit_racing_for_the_cap_keep_it_exactly(org, user, settings):
     # given 8 clients, each on its own connection, racing to run a counter allowed 5 runs a minute
-    settings.KEEPERSTATE_ORG_RUNS_PER_MINUTE = 5
-    nodes, edges = counter_graph()
-    workflow = make_workflow(org, user=user, nodes=nodes, edges=edges)
-    barrier = threading.Barrier(8)
-    codes: list[int] = []
+    workflow = _counter_capped_at(5, org, user, settings)
+    clients = [token_client(user) for _ in range(8)]
 
-    def one() -> None:
-        try:
-            api = token_client(user)
-            barrier.wait(timeout=30)
-            codes.append(api.post(f"/api/workflows/{workflow.id}/execute/", {"input": {}}).status_code)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=one) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    codes = run_together(8, lambda n: clients[n].post(f"/api/workflows/{workflow.id}/execute/",
+                                                      {"input": {}}).status_code)
 
     # then exactly five ran, and the counter and the records say the same
     assert sorted(codes) == [201] * 5 + [429] * 3
