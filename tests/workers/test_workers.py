@@ -252,6 +252,10 @@ def test_bench_runs_measures_runs_against_their_floor_and_prints_json():
     # than one, so only the API's turn, which keeps a process busy throughout, must show some.
     assert all(ms >= 0 for ms in figures["cpu_ms"].values())
     assert figures["cpu_ms"]["counter.api.c1"] > 0
+    # and the whole machine's CPU per run, every process, for the API and the queued webhook
+    assert figures["web"]["counter.web1.c1"]["machine_cpu_ms"] > 0
+    assert figures["webhook"]["counter.queued.web1.c4.workers2"]["machine_cpu_ms"] >= 0
+    assert "counter: the machine's CPU per run, every process: API at 1 client" in out.getvalue()
 
 
 def test_bench_compare_takes_turns_between_two_checkouts_and_prints_json(monkeypatch):

@@ -9,7 +9,8 @@ and a 1-node counter (State Increment). Each is measured
 - through the webhook: one client POSTing /hooks/<id>/?wait=10 (the run in the web process, in
   the same slices as the API's one client, so the two p50s compare), and 4 clients POSTing
   /hooks/<id>/ (202) while two workers run what they queue;
-- through the queue: M workers running bursts of queued executions (start to finish of each);
+- through the queue: M workers draining a burst of queued executions, queued in one transaction
+  so the workers meet a backlog (a queue after an outage), from its commit to each run's end;
 - as its floor: the very statements one run sends (captured from a real run, the execution id
   renewed each time) replayed raw through psycopg in the run's own transactions (a statement sent
   in autocommit alone, an atomic block's statements between one BEGIN and its COMMIT), with the
@@ -60,9 +61,10 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
-from django.db import close_old_connections, connection
+from django.db import close_old_connections, connection, transaction
 from django.test import Client
 from django.test.utils import override_settings
+from django.utils import timezone
 
 from keeperstate.accounts.models import Membership, Organization
 from keeperstate.executions.models import WorkflowExecution
@@ -215,6 +217,11 @@ class RunBench:
                     figures["cpu_ms"][f"{kind}.webhook.queued.worker"] = queued["cpu_ms"]
                     self.line(f"{kind}: webhook 202, 4 clients, {QUEUE_WORKERS} workers", queued["runs_per_s"],
                               queued["p50_ms"], queued["p95_ms"], floor["runs_per_s"], queued["cpu_ms"])
+                    # What each way costs the two cores in all: the queued webhook's answer, its
+                    # job's fetch and finish and its run, against the API's one request.
+                    api, hook = figures["web"][f"{kind}.web{processes}.c1"]["machine_cpu_ms"], queued["machine_cpu_ms"]
+                    self.out.write(f"{kind}: the machine's CPU per run, every process: API at 1 client {api:.2f} ms, "
+                                   f"queued webhook {hook:.2f} ms ({hook / max(api, 1e-9):.2f}x)")
                 _stop(self.children.pop())
             for count in self.workers:
                 measured = self.queue(kind, count)
@@ -378,6 +385,7 @@ class RunBench:
             steps = {"floor": floor_run, "api": api_run, "webhook": hook_run}
             latencies: dict[str, list[float]] = {name: [] for name in steps}
             cpu: dict[str, float] = {name: 0.0 for name in steps}
+            machine: dict[str, float] = {name: 0.0 for name in steps}
             serving = self.serving()
             try:
                 for step in steps.values():  # warm: the connections open, the statements prepare
@@ -386,12 +394,13 @@ class RunBench:
                 deadline = time.monotonic() + 3 * self.seconds
                 while time.monotonic() < deadline:
                     for name, step in steps.items():
-                        before = _cpu_seconds(serving)
+                        before, machine_before = _cpu_seconds(serving), _machine_cpu_seconds()
                         for _ in range(block):
                             started = time.perf_counter()
                             step()
                             latencies[name].append(time.perf_counter() - started)
                         cpu[name] += _cpu_seconds(serving) - before
+                        machine[name] += _machine_cpu_seconds() - machine_before
             finally:
                 api.close()
                 hook.close()
@@ -399,6 +408,7 @@ class RunBench:
         floor, measured, hooked = (_summary(latencies[name], sum(latencies[name])) for name in steps)
         for name, summary in (("api", measured), ("webhook", hooked)):
             summary["cpu_ms"] = cpu[name] * 1000 / max(1, summary["runs"])
+            summary["machine_cpu_ms"] = machine[name] * 1000 / max(1, summary["runs"])
         return floor, measured, hooked
 
     def serving(self) -> list[psutil.Process]:
@@ -507,14 +517,14 @@ class RunBench:
         try:
             self.warm(kind, workers)
             processes = [psutil.Process(worker.pid) for worker in spawned]
-            before = _cpu_seconds(processes)
             workflows = self.workflows(kind, clients)
+            before, machine_before = _cpu_seconds(processes), _machine_cpu_seconds()
             self.clients(port, workflows, self.seconds, via="queued")
             runs = WorkflowExecution.objects.filter(workflow__in=workflows)
             deadline = time.monotonic() + 300
             while runs.filter(finished_at__isnull=True).exists() and time.monotonic() < deadline:
                 time.sleep(0.2)
-            used = _cpu_seconds(processes) - before
+            used, machine = _cpu_seconds(processes) - before, _machine_cpu_seconds() - machine_before
             rows = list(runs.values_list("queued_at", "finished_at"))
         finally:
             for worker in spawned:
@@ -527,34 +537,38 @@ class RunBench:
         last = max(end for _, end in spans)
         summary = _summary([(end - start).total_seconds() for start, end in spans], (last - first).total_seconds())
         summary["cpu_ms"] = used * 1000 / max(1, len(spans))
+        summary["machine_cpu_ms"] = machine * 1000 / max(1, len(spans))
         return summary
 
     def queue(self, kind: str, count: int) -> dict[str, float]:
+        """A burst of ``self.burst`` runs queued in one transaction, drained by ``count`` workers:
+        the runs per second from its commit to the last run's end, each run's wait from the commit
+        to its end, and the workers' CPU per run."""
         workers = [self.spawn(str(settings.BASE_DIR / "manage.py"), "worker", "--no-scheduler") for _ in range(count)]
         self.warm(kind, count)
         processes = [psutil.Process(worker.pid) for worker in workers]
         before = _cpu_seconds(processes)
         workflows = self.workflows(kind, 16)
-        ids = [
-            queue_run(workflows[n % 16], {"block": 10 + n}, trigger="api").execution.pk
-            for n in range(self.burst)
-        ]
+        with transaction.atomic():  # the whole burst waits at once: the workers drain a backlog
+            ids = [
+                queue_run(workflows[n % 16], {"block": 10 + n}, trigger="api").execution.pk
+                for n in range(self.burst)
+            ]
+        released = timezone.now()  # each run's queuedAt is its insert's, before the burst's commit
         deadline = time.monotonic() + 300
         finished = WorkflowExecution.objects.filter(pk__in=ids, finished_at__isnull=False)
         while finished.count() < len(ids) and time.monotonic() < deadline:
             time.sleep(0.2)
         used = _cpu_seconds(processes) - before
-        rows = list(WorkflowExecution.objects.filter(pk__in=ids).values_list("queued_at", "finished_at"))
+        ends = list(WorkflowExecution.objects.filter(pk__in=ids).values_list("finished_at", flat=True))
         for worker in workers:
             _stop(worker)
             self.children.remove(worker)
-        spans = [(start, end) for start, end in rows if end is not None]
-        if len(spans) < len(rows):
+        if None in ends:
             raise RuntimeError("queued runs did not finish within 300 s")
-        first = min(start for start, _ in spans)
-        last = max(end for _, end in spans)
-        summary = _summary([(end - start).total_seconds() for start, end in spans], (last - first).total_seconds())
-        summary["cpu_ms"] = used * 1000 / max(1, len(spans))
+        waits = [(end - released).total_seconds() for end in ends if end is not None]
+        summary = _summary(waits, max(waits))
+        summary["cpu_ms"] = used * 1000 / max(1, len(ends))
         return summary
 
     def warm(self, kind: str, workers: int) -> None:
@@ -651,6 +665,14 @@ def _cpu_seconds(processes: list[psutil.Process]) -> float:
         times = process.cpu_times()
         total += times.user + times.system
     return total
+
+
+def _machine_cpu_seconds() -> float:
+    """CPU time the whole machine has spent so far, every core and process: the clients, the web
+    and worker processes and Postgres alike (and anything else running, on a shared machine)."""
+    times = psutil.cpu_times()
+    return times.user + times.system + getattr(times, "nice", 0.0) + getattr(times, "irq", 0.0) + getattr(
+        times, "softirq", 0.0)
 
 
 def _free_port() -> int:
