@@ -94,7 +94,7 @@ class Ahead:
         if self._error is not None and self._error.sqlstate == _NO_SUCH_STATEMENT:
             # Its prepared statement was gone from the session (DEALLOCATE ALL by another hand):
             # refused before it ran, so it is sent again, alone, as text, and prepared again next time.
-            self.conn.__dict__.get("_ahead_names", set()).discard(self.name)
+            self.conn.ahead_prepared.discard(self.name)
             self.sent, self._error = False, None
         if not self.sent:
             self.withdraw()
@@ -161,7 +161,12 @@ class Connection(psycopg.Connection[Any]):
     aheads_sent = 0  # statements sent so (keeperstate.ops.round_trips)
     aheads_alone = 0  # of them, those sent on their own, each a round trip
     recent_aheads: deque[Ahead]  # the last few sent, for a count to show them
-    _ahead_names: set[bytes]  # the statements sent ahead that this session has prepared
+
+    @property
+    def ahead_prepared(self) -> set[bytes]:
+        """The names of the statements sent ahead that this session has prepared (kept on the
+        connection from its first use: psycopg builds it, with no __init__ of ours)."""
+        return self.__dict__.setdefault("_ahead_names", set())
 
     def send_ahead(self, query: str, params: Any) -> Ahead:
         """Send ``query`` with ``params`` before this connection's next transaction, committed on
@@ -197,7 +202,7 @@ class Connection(psycopg.Connection[Any]):
         query.convert(ahead.query, ahead.params)
         shape = hashlib.blake2b(query.query + repr(query.types).encode(), digest_size=8)
         name = ahead.name = b"_ks_ahead_" + shape.hexdigest().encode()
-        names = self.__dict__.setdefault("_ahead_names", set())
+        names = self.ahead_prepared
         if name not in names:
             names.add(name)
             self.pgconn.send_prepare(name, query.query, param_types=query.types)
@@ -214,7 +219,7 @@ class Connection(psycopg.Connection[Any]):
         # psycopg sends DEALLOCATE ALL when it sees a rollback or a DROP: the statements prepared
         # to go ahead are gone from the session too.
         if name is None:
-            self.__dict__.get("_ahead_names", set()).clear()
+            self.ahead_prepared.clear()
         yield from super()._deallocate(name)
 
     def _ahead_alone(self, ahead: Ahead) -> PQGen[None]:
