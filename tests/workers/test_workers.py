@@ -238,16 +238,26 @@ def test_bench_runs_measures_runs_against_their_floor_and_prints_json():
     assert figures["stack"]["runs_per_s"] > figures["web"]["counter.web1.c1"]["runs_per_s"]  # a 404 beats a run
     assert 0 < figures["targets"]["counter.c1_vs_floor"]["ceiling"] < 1
     assert figures["queue"]["counter.workers1"]["runs"] == 4
-    # the waited webhook and the queued one, beside the API, in the same run
-    assert set(figures["webhook"]) == {f"{kind}.{how}" for kind in ("monitor", "counter")
-                                       for how in ("wait.web1.c1", "queued.web1.c4.workers2")}
+    # the waited webhook and the queued one (taken in and run at once, and drained by workers held
+    # while they arrived), beside the API, in the same run
+    ways = ("wait.web1.c1", "queued.web1.c4.workers2", "drained.web1.c4.workers2")
+    assert set(figures["webhook"]) == {f"{kind}.{how}" for kind in ("monitor", "counter") for how in ways}
     assert all(row["runs"] > 0 for row in figures["webhook"].values())
+    drained = figures["webhook"]["counter.drained.web1.c4.workers2"]
+    assert drained["intake_per_s"] > 0
+    assert drained["runs_per_s"] > 0
+    # the target reads the drain, not the runs taken in at once (ADR 0085)
+    api_c1 = figures["web"]["counter.web1.c1"]["runs_per_s"]
+    queued_vs_api = figures["targets"]["counter.webhook_queued_vs_api_c1"]["value"]
+    assert queued_vs_api == pytest.approx(drained["runs_per_s"] / api_c1)
     assert {"counter.webhook_wait_p50_vs_api", "counter.webhook_queued_vs_api_c1"} <= set(figures["targets"])
+    assert "counter: queued webhooks, 2 workers drain" in out.getvalue()
+    assert "counter: webhooks taken in and run at once / the API at 1 client" in out.getvalue()
     # counted per API run, at their budget; CPU per run of the serving processes
     assert figures["sent"]["counter"] == {"statements": 5, "round_trips": 4, "commits": 1, "unlogged_writes": 2}
     assert figures["sent"]["monitor"]["commits"] == 1
     assert {"counter.api.c1", "counter.webhook.wait.c1", "counter.webhook.queued.worker",
-            "counter.queue.workers1"} <= set(figures["cpu_ms"])
+            "counter.webhook.drained.worker", "counter.queue.workers1"} <= set(figures["cpu_ms"])
     # A process's CPU time moves in clock ticks (10 ms): a burst of four queued runs may use less
     # than one, so only the API's turn, which keeps a process busy throughout, must show some.
     assert all(ms >= 0 for ms in figures["cpu_ms"].values())

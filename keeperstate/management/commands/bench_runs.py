@@ -7,8 +7,9 @@ and a 1-node counter (State Increment). Each is measured
   and 16 over a kept-alive connection each, as an integration's HTTP session does (each client
   its own workflow, so the figures measure the service, not contention on one key);
 - through the webhook: one client POSTing /hooks/<id>/?wait=10 (the run in the web process, in
-  the same slices as the API's one client, so the two p50s compare), and 4 clients POSTing
-  /hooks/<id>/ (202) while two workers run what they queue;
+  the same slices as the API's one client, so the two p50s compare); 4 clients POSTing
+  /hooks/<id>/ (202) while two workers run what they queue, all at once; and the same with the
+  workers held while the webhooks arrive, then released to drain them (ADR 0085);
 - through the queue: M workers draining a burst of queued executions, queued in one transaction
   so the workers meet a backlog (a queue after an outage), from its commit to each run's end;
 - as its floor: the very statements one run sends (captured from a real run, the execution id
@@ -31,7 +32,8 @@ run (user + system, of the gunicorn worker or the job worker, over the runs it s
 The last line is JSON. Targets, printed and never a gate (DESIGN.md §10, issues 13, 24 and 43):
 a run's throughput at concurrency 1 ≥ 0.6 (monitor) and ≥ 0.45 (counter) of its statements'
 floor; runs/s grows with web processes up to the cores; a waited webhook's p50 ≤ 1.3 × the
-API's; queued webhooks drained by two workers ≥ the API's runs/s at one client.
+API's; queued webhooks drained by two workers ≥ the API's runs/s at one client (the drain alone,
+ADR 0085: taken in and run at once, the runs cannot outpace the web's 202s).
 """
 
 from __future__ import annotations
@@ -100,6 +102,13 @@ EXPECTED = {"api": 201, "webhook": 200, "queued": 202}
 class Transaction:
     atomic: bool  # False: one statement sent in autocommit
     statements: list[str]
+
+
+@dataclasses.dataclass
+class _Ran:
+    spans: list[tuple[Any, Any]]  # each run's (queued_at, finished_at)
+    cpu_ms: float  # the workers' CPU per run
+    machine_cpu_ms: float  # every process's
 
 
 class Command(BaseCommand):
@@ -213,15 +222,30 @@ class RunBench:
                               measured["p50_ms"], measured["p95_ms"], floor["runs_per_s"], measured.get("cpu_ms"))
                 if processes == self.web[0]:
                     queued = self.queued_webhooks(port, kind, clients=4, workers=QUEUE_WORKERS)
-                    figures["webhook"][f"{kind}.queued.web{processes}.c4.workers{QUEUE_WORKERS}"] = queued
-                    figures["cpu_ms"][f"{kind}.webhook.queued.worker"] = queued["cpu_ms"]
-                    self.line(f"{kind}: webhook 202, 4 clients, {QUEUE_WORKERS} workers", queued["runs_per_s"],
-                              queued["p50_ms"], queued["p95_ms"], floor["runs_per_s"], queued["cpu_ms"])
+                    together, drained = queued["together"], queued["drained"]
+                    figures["webhook"][f"{kind}.queued.web{processes}.c4.workers{QUEUE_WORKERS}"] = together
+                    figures["webhook"][f"{kind}.drained.web{processes}.c4.workers{QUEUE_WORKERS}"] = drained
+                    figures["cpu_ms"][f"{kind}.webhook.queued.worker"] = together["cpu_ms"]
+                    figures["cpu_ms"][f"{kind}.webhook.drained.worker"] = drained["cpu_ms"]
+                    self.line(f"{kind}: webhook 202 + {QUEUE_WORKERS} workers at once", together["runs_per_s"],
+                              together["p50_ms"], together["p95_ms"], floor["runs_per_s"], together["cpu_ms"])
+                    self.line(f"{kind}: webhook 202 alone, workers held", drained["intake_per_s"],
+                              drained["intake_p50_ms"], None)
+                    self.line(f"{kind}: queued webhooks, {QUEUE_WORKERS} workers drain", drained["runs_per_s"],
+                              drained["p50_ms"], drained["p95_ms"], floor["runs_per_s"], drained["cpu_ms"])
                     # What each way costs the two cores in all: the queued webhook's answer, its
                     # job's fetch and finish and its run, against the API's one request.
-                    api, hook = figures["web"][f"{kind}.web{processes}.c1"]["machine_cpu_ms"], queued["machine_cpu_ms"]
-                    self.out.write(f"{kind}: the machine's CPU per run, every process: API at 1 client {api:.2f} ms, "
-                                   f"queued webhook {hook:.2f} ms ({hook / max(api, 1e-9):.2f}x)")
+                    api = figures["web"][f"{kind}.web{processes}.c1"]
+                    hook = together["machine_cpu_ms"]
+                    self.out.write(f"{kind}: the machine's CPU per run, every process: API at 1 client "
+                                   f"{api['machine_cpu_ms']:.2f} ms, queued webhook {hook:.2f} ms "
+                                   f"({hook / max(api['machine_cpu_ms'], 1e-9):.2f}x); the drain alone "
+                                   f"{drained['machine_cpu_ms']:.2f} ms")
+                    # At once, the runs cannot outpace the web's 202s: on one machine this ratio
+                    # says how fast one web process takes webhooks in as much as how workers keep up.
+                    self.out.write(f"{kind}: webhooks taken in and run at once / the API at 1 client: "
+                                   f"{together['runs_per_s'] / api['runs_per_s']:.2f} (the web alone answered "
+                                   f"{drained['intake_per_s']:.0f} webhooks/s)")
                 _stop(self.children.pop())
             for count in self.workers:
                 measured = self.queue(kind, count)
@@ -261,8 +285,8 @@ class RunBench:
             hook_p50 = figures["webhook"][f"{kind}.wait.web{self.web[0]}.c1"]["p50_ms"]
             verdicts[f"{kind}.webhook_wait_p50_vs_api"] = {"value": hook_p50 / api_p50, "want": "<= 1.3",
                                                            "met": hook_p50 / api_p50 <= 1.3}
-            # Queued webhooks (202) drained by two workers keep up with the API at one client.
-            queued = figures["webhook"][f"{kind}.queued.web{self.web[0]}.c4.workers{QUEUE_WORKERS}"]["runs_per_s"]
+            # Queued webhooks (202) drained by two workers keep up with the API at one client (ADR 0085).
+            queued = figures["webhook"][f"{kind}.drained.web{self.web[0]}.c4.workers{QUEUE_WORKERS}"]["runs_per_s"]
             verdicts[f"{kind}.webhook_queued_vs_api_c1"] = {"value": queued / c1, "want": ">= 1",
                                                             "met": queued >= c1}
             if len(self.web) > 1:
@@ -509,36 +533,78 @@ class RunBench:
 
     # -- through the queue ------------------------------------------------------------------------
 
-    def queued_webhooks(self, port: int, kind: str, clients: int, workers: int) -> dict[str, float]:
-        """Webhooks answered 202 for ``self.seconds`` while ``workers`` workers run them: the runs
-        per second from the first queued to the last finished, each run's queued-to-finished time,
-        and the workers' CPU per run."""
+    def queued_webhooks(self, port: int, kind: str, clients: int, workers: int) -> dict[str, dict[str, float]]:
+        """Webhooks answered 202 by ``clients`` clients and run by ``workers`` workers, two ways:
+
+        - ``together``: the webhooks are posted for ``self.seconds`` while the workers run them,
+          the web process and the workers sharing the machine's cores: the runs per second from
+          the first queued to the last finished. It cannot exceed the web's own 202s per second,
+          so it says how fast one web process takes webhooks in as much as how the workers keep up.
+        - ``drained``: the workers are held (SIGSTOP) while the webhooks are posted, then released
+          (SIGCONT): the runs per second from the release to the last run's end, each run's wait
+          from the release to its end, and the workers' CPU per run. What two workers do with
+          queued webhooks, which the target compares with the API at one client; with the 202s
+          per second and their p50 while the workers were held (``intake_per_s``,
+          ``intake_p50_ms``).
+
+        Each gives the CPU per run of the workers (``cpu_ms``) and of the whole machine
+        (``machine_cpu_ms``)."""
         spawned = [self.spawn(str(settings.BASE_DIR / "manage.py"), "worker", "--no-scheduler") for _ in range(workers)]
+        held = False
         try:
             self.warm(kind, workers)
             processes = [psutil.Process(worker.pid) for worker in spawned]
-            workflows = self.workflows(kind, clients)
-            before, machine_before = _cpu_seconds(processes), _machine_cpu_seconds()
-            self.clients(port, workflows, self.seconds, via="queued")
-            runs = WorkflowExecution.objects.filter(workflow__in=workflows)
-            deadline = time.monotonic() + 300
-            while runs.filter(finished_at__isnull=True).exists() and time.monotonic() < deadline:
-                time.sleep(0.2)
-            used, machine = _cpu_seconds(processes) - before, _machine_cpu_seconds() - machine_before
-            rows = list(runs.values_list("queued_at", "finished_at"))
+            hooked = self.workflows(kind, clients)
+            ran = self._queued_runs(processes, hooked, lambda: self.clients(port, hooked, self.seconds, via="queued"))
+            first, last = min(start for start, _ in ran.spans), max(end for _, end in ran.spans)
+            together = _summary([(end - start).total_seconds() for start, end in ran.spans],
+                                (last - first).total_seconds())
+            together.update(cpu_ms=ran.cpu_ms, machine_cpu_ms=ran.machine_cpu_ms)
+            # Held for less than half the time after which a silent worker counts as stalled, so
+            # nothing takes its jobs away meanwhile (the bench's workers run no recovery anyway).
+            hold = min(self.seconds, settings.KEEPERSTATE_WORKER_STALLED_SECONDS / 2)
+            for process in processes:
+                process.suspend()
+            held = True
+            hooked = self.workflows(kind, clients)
+            posted = self.clients(port, hooked, hold, via="queued")
+            runs = WorkflowExecution.objects.filter(workflow__in=hooked)
+            if runs.exclude(status=WorkflowExecution.Status.QUEUED).exists():
+                raise RuntimeError("a worker ran a webhook while held: the drain would not be measured")
+            released = timezone.now()
+            ran = self._queued_runs(processes, hooked, lambda: [process.resume() for process in processes])
+            held = False
+            drained = _summary([(end - released).total_seconds() for _, end in ran.spans],
+                               (max(end for _, end in ran.spans) - released).total_seconds())
+            intake = _summary(*posted)
+            drained.update(cpu_ms=ran.cpu_ms, machine_cpu_ms=ran.machine_cpu_ms,
+                           intake_per_s=intake["runs_per_s"], intake_p50_ms=intake["p50_ms"])
         finally:
             for worker in spawned:
+                if held:  # a stopped process would not act on SIGTERM: let it go first
+                    psutil.Process(worker.pid).resume()
                 _stop(worker)
                 self.children.remove(worker)
-        spans = [(start, end) for start, end in rows if end is not None]
-        if len(spans) < len(rows):
-            raise RuntimeError("queued webhooks did not finish within 300 s")
-        first = min(start for start, _ in spans)
-        last = max(end for _, end in spans)
-        summary = _summary([(end - start).total_seconds() for start, end in spans], (last - first).total_seconds())
-        summary["cpu_ms"] = used * 1000 / max(1, len(spans))
-        summary["machine_cpu_ms"] = machine * 1000 / max(1, len(spans))
-        return summary
+        return {"together": together, "drained": drained}
+
+    def _queued_runs(self, processes: list[psutil.Process], workflows: list[Workflow],
+                     start: Callable[[], object]) -> _Ran:
+        """Call ``start``, which queues runs of ``workflows`` or lets the workers take them, and wait
+        for every run of them to finish: their (queued, finished) times, and the CPU per run of the
+        workers and of the machine from before ``start``."""
+        before, machine_before = _cpu_seconds(processes), _machine_cpu_seconds()
+        start()
+        runs = WorkflowExecution.objects.filter(workflow__in=workflows)
+        deadline = time.monotonic() + 300
+        while runs.filter(finished_at__isnull=True).exists():
+            if time.monotonic() > deadline:
+                raise RuntimeError("queued webhooks did not finish within 300 s")
+            time.sleep(0.2)
+        used, machine = _cpu_seconds(processes) - before, _machine_cpu_seconds() - machine_before
+        spans = list(runs.values_list("queued_at", "finished_at"))
+        if not spans:
+            raise RuntimeError("no webhook was queued")
+        return _Ran(spans=spans, cpu_ms=used * 1000 / len(spans), machine_cpu_ms=machine * 1000 / len(spans))
 
     def queue(self, kind: str, count: int) -> dict[str, float]:
         """A burst of ``self.burst`` runs queued in one transaction, drained by ``count`` workers:
