@@ -245,6 +245,7 @@ def test_bench_runs_measures_runs_against_their_floor_and_prints_json():
     assert all(row["runs"] > 0 for row in figures["webhook"].values())
     drained = figures["webhook"]["counter.drained.web1.c4.workers2"]
     assert drained["intake_per_s"] > 0
+    assert drained["intake_cpu_ms"] >= 0  # the web process's, per 202
     assert drained["runs_per_s"] > 0
     # the target reads the drain, not the runs taken in at once (ADR 0085)
     api_c1 = figures["web"]["counter.web1.c1"]["runs_per_s"]

@@ -230,7 +230,7 @@ class RunBench:
                     self.line(f"{kind}: webhook 202 + {QUEUE_WORKERS} workers at once", together["runs_per_s"],
                               together["p50_ms"], together["p95_ms"], floor["runs_per_s"], together["cpu_ms"])
                     self.line(f"{kind}: webhook 202 alone, workers held", drained["intake_per_s"],
-                              drained["intake_p50_ms"], None)
+                              drained["intake_p50_ms"], None, cpu_ms=drained["intake_cpu_ms"])
                     self.line(f"{kind}: queued webhooks, {QUEUE_WORKERS} workers drain", drained["runs_per_s"],
                               drained["p50_ms"], drained["p95_ms"], floor["runs_per_s"], drained["cpu_ms"])
                     # What each way costs the two cores in all: the queued webhook's answer, its
@@ -544,11 +544,12 @@ class RunBench:
           (SIGCONT): the runs per second from the release to the last run's end, each run's wait
           from the release to its end, and the workers' CPU per run. What two workers do with
           queued webhooks, which the target compares with the API at one client; with the 202s
-          per second and their p50 while the workers were held (``intake_per_s``,
-          ``intake_p50_ms``).
+          per second, their p50 and the web process's CPU per 202 while the workers were held
+          (``intake_per_s``, ``intake_p50_ms``, ``intake_cpu_ms``).
 
         Each gives the CPU per run of the workers (``cpu_ms``) and of the whole machine
         (``machine_cpu_ms``)."""
+        web = self.serving()  # before the workers are spawned: serving() reads the last child started
         spawned = [self.spawn(str(settings.BASE_DIR / "manage.py"), "worker", "--no-scheduler") for _ in range(workers)]
         held = False
         try:
@@ -567,7 +568,9 @@ class RunBench:
                 process.suspend()
             held = True
             hooked = self.workflows(kind, clients)
+            web_before = _cpu_seconds(web)
             posted = self.clients(port, hooked, hold, via="queued")
+            web_used = _cpu_seconds(web) - web_before
             runs = WorkflowExecution.objects.filter(workflow__in=hooked)
             if runs.exclude(status=WorkflowExecution.Status.QUEUED).exists():
                 raise RuntimeError("a worker ran a webhook while held: the drain would not be measured")
@@ -577,8 +580,8 @@ class RunBench:
             drained = _summary([(end - released).total_seconds() for _, end in ran.spans],
                                (max(end for _, end in ran.spans) - released).total_seconds())
             intake = _summary(*posted)
-            drained.update(cpu_ms=ran.cpu_ms, machine_cpu_ms=ran.machine_cpu_ms,
-                           intake_per_s=intake["runs_per_s"], intake_p50_ms=intake["p50_ms"])
+            drained.update(cpu_ms=ran.cpu_ms, machine_cpu_ms=ran.machine_cpu_ms, intake_per_s=intake["runs_per_s"],
+                           intake_p50_ms=intake["p50_ms"], intake_cpu_ms=web_used * 1000 / max(1, intake["runs"]))
         finally:
             for worker in spawned:
                 if held:  # a stopped process would not act on SIGTERM: let it go first
