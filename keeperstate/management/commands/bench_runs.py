@@ -38,6 +38,7 @@ ADR 0085: taken in and run at once, the runs cannot outpace the web's 202s).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import functools
@@ -585,7 +586,8 @@ class RunBench:
         finally:
             for worker in spawned:
                 if held:  # a stopped process would not act on SIGTERM: let it go first
-                    psutil.Process(worker.pid).resume()
+                    with contextlib.suppress(psutil.Error):
+                        psutil.Process(worker.pid).resume()
                 _stop(worker)
                 self.children.remove(worker)
         return {"together": together, "drained": drained}
