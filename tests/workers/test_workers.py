@@ -282,12 +282,22 @@ def test_bench_compare_takes_turns_between_two_checkouts_and_prints_json(monkeyp
     call_command("bench_compare", str(Path(settings.BASE_DIR)), "--rounds", "2", "--block", "3", stdout=out)
 
     figures = json.loads(out.getvalue().strip().splitlines()[-1])
-    for kind in ("counter", "monitor", "stack"):
+    for kind in ("counter", "monitor", "stack", "queued"):
         for side in ("before", "after"):
             assert figures[f"{kind}.{side}"]["runs_per_s"] > 0
             assert figures[f"{kind}.{side}"]["cpu_ms"] >= 0
         assert set(figures[f"{kind}.after_vs_before"]) == {"p50_ms", "p95_ms", "runs_per_s", "cpu_ms"}
     assert figures["rounds"] == 2
+    # the webhooks' queued runs, which no worker ran, are gone with their jobs; the API's runs stay
+    benched = WorkflowExecution.objects.filter(organization__name="bench compare")
+    assert benched.filter(trigger="webhook").count() == 0
+    assert benched.filter(trigger="api").exists()
+    organizations = sorted({str(pk) for pk in benched.values_list("organization_id", flat=True)})
+    assert len(organizations) == 2  # one per side
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM procrastinate_jobs WHERE args->>'organization_id' = ANY(%s)",
+                       [organizations])
+        assert cursor.fetchone() == (0,)
 
 
 def test_bench_compares_proxy_adds_its_delay_to_each_round_trip_and_forwards_all():

@@ -6,8 +6,10 @@ folder; or both on DATABASE_URL when it is set), with an organization, a token a
 workflows of bench_runs (the counter and the block monitor) made in it by its own code. One client
 then takes turns between the two in blocks of ``--block`` requests, ``--rounds`` times, each
 checkout first in turn: a counter run, a monitor run and the HTTP stack alone (a 404) through the
-API with the token. A drift of the machine (another session's load, the disk's flush time) reaches
-both sides alike, where two runs of bench_runs minutes apart meet different machines.
+API with the token, and a webhook of the counter answered 202 (``queued``: the run is queued, no
+worker runs it; each side's queued runs and their jobs are deleted at the end). A drift of the
+machine (another session's load, the disk's flush time) reaches both sides alike, where two runs
+of bench_runs minutes apart meet different machines.
 
 It prints, per kind and side: p50 and p95 latency, runs/s at one client, and the CPU time of the
 serving process per request (user + system of gunicorn's worker over that side's turns); the
@@ -46,7 +48,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from keeperstate.ops.env import child_environment, env_str
 
-KINDS = ("counter", "monitor", "stack")
+KINDS = ("counter", "monitor", "stack", "queued")
 # Run by each checkout's own code (`manage.py shell`), so each side makes its rows its own way.
 SETUP = """
 import io, json, uuid, copy
@@ -69,8 +71,21 @@ made = {
                                            edges=COUNTER_EDGES, active=True).id),
     "monitor": str(Workflow.objects.create(organization=org, name="monitor", nodes=copy.deepcopy(nodes),
                                            edges=edges, active=True).id),
+    "organization": str(org.pk),
 }
+hooked = copy.deepcopy(COUNTER_NODES)
+hooked[0]["data"]["config"]["triggerType"] = "Webhook"
+hook = Workflow.objects.create(organization=org, name="queued", nodes=hooked, edges=COUNTER_EDGES, active=True)
+made["queued"], made["secret"] = str(hook.id), hook.webhook_secret
 print("BENCH_COMPARE " + json.dumps(made))
+"""
+# The webhook's queued runs and their jobs, which no worker ran (ORGANIZATION is set before it).
+CLEANUP = """
+from django.db import connection
+from keeperstate.executions.models import WorkflowExecution
+WorkflowExecution.objects.filter(organization_id=ORGANIZATION, status="queued").delete()
+with connection.cursor() as cursor:
+    cursor.execute("DELETE FROM procrastinate_jobs WHERE args->>'organization_id' = %s", [str(ORGANIZATION)])
 """
 
 
@@ -230,7 +245,7 @@ class Compare:
         self.servers: dict[str, subprocess.Popen[bytes]] = {}
         # Each side on its own checkout's data folder (unless DATABASE_URL puts both on one server).
         self.env = child_environment(without=["KEEPERSTATE_DATA_DIR"], DJANGO_DEBUG="false",
-                                     KEEPERSTATE_API_RATE="100000000/min",
+                                     KEEPERSTATE_API_RATE="100000000/min", KEEPERSTATE_WEBHOOK_RATE="100000000/min",
                                      KEEPERSTATE_ORG_RUNS_PER_MINUTE="100000000", **env)
         self.blocks = iter(range(100_000, 10**9))  # the monitor's cursor: a new block, the same size
 
@@ -239,7 +254,7 @@ class Compare:
         return {**self.env, "DATABASE_URL": self.side_urls[name]} if name in self.side_urls else self.env
 
     def run(self) -> dict[str, Any]:
-        made = {name: self.setup(tree) for name, tree in self.sides.items()}
+        made = self.made = {name: self.setup(tree) for name, tree in self.sides.items()}
         ports = {name: self.serve(name, tree) for name, tree in self.sides.items()}
         conns = {name: http.client.HTTPConnection("127.0.0.1", port, timeout=60) for name, port in ports.items()}
         workers = {name: _serving(self.servers[name]) for name in self.sides}
@@ -323,13 +338,16 @@ class Compare:
         except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
             conn.close()  # gunicorn closed a connection left idle through the other side's turn
             status = self.send(conn, made, kind)
-        expected = 404 if kind == "stack" else 201
+        expected = {"stack": 404, "queued": 202}.get(kind, 201)
         if status != expected:
             raise CommandError(f"the {name} side answered {status} to a {kind} request, not {expected}")
 
     def send(self, conn: http.client.HTTPConnection, made: dict[str, str], kind: str) -> int:
         if kind == "stack":
             conn.request("GET", "/api/no-such-endpoint/")
+        elif kind == "queued":
+            conn.request("POST", f"/hooks/{made['queued']}/", json.dumps({"block": next(self.blocks)}),
+                         {"Content-Type": "application/json", "X-KeeperState-Secret": made["secret"]})
         else:
             body = json.dumps({"input": {"block": next(self.blocks)}})
             conn.request("POST", f"/api/workflows/{made[kind]}/execute/", body,
@@ -339,6 +357,11 @@ class Compare:
         return response.status
 
     def stop(self) -> None:
+        for name, made in getattr(self, "made", {}).items():
+            tree = self.sides[name]
+            subprocess.run([str(tree / ".venv" / "bin" / "python"), "manage.py", "shell"], cwd=tree,
+                           env=self.env_of(tree), input=f"ORGANIZATION = {int(made['organization'])}\n{CLEANUP}",
+                           capture_output=True, text=True, timeout=300)
         for server in self.servers.values():
             if server.poll() is None:
                 server.send_signal(signal.SIGTERM)
