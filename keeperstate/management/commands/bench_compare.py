@@ -243,6 +243,7 @@ class Compare:
         self.sides, self.rounds, self.block, self.out = sides, rounds, block, out
         self.side_urls = side_urls or {}  # a side's own DATABASE_URL (--before-database)
         self.servers: dict[str, subprocess.Popen[bytes]] = {}
+        self.made: dict[str, dict[str, str]] = {}  # each side's organization, token and workflows
         # Each side on its own checkout's data folder (unless DATABASE_URL puts both on one server).
         self.env = child_environment(without=["KEEPERSTATE_DATA_DIR"], DJANGO_DEBUG="false",
                                      KEEPERSTATE_API_RATE="100000000/min", KEEPERSTATE_WEBHOOK_RATE="100000000/min",
@@ -357,7 +358,7 @@ class Compare:
         return response.status
 
     def stop(self) -> None:
-        for name, made in getattr(self, "made", {}).items():
+        for name, made in self.made.items():
             tree = self.sides[name]
             subprocess.run([str(tree / ".venv" / "bin" / "python"), "manage.py", "shell"], cwd=tree,
                            env=self.env_of(tree), input=f"ORGANIZATION = {int(made['organization'])}\n{CLEANUP}",

@@ -56,6 +56,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from typing import Any
 
 import psutil
@@ -603,12 +604,12 @@ class RunBench:
         deadline = time.monotonic() + 300
         while runs.filter(finished_at__isnull=True).exists():
             if time.monotonic() > deadline:
-                raise RuntimeError("queued webhooks did not finish within 300 s")
+                raise RuntimeError("queued runs did not finish within 300 s")
             time.sleep(0.2)
         used, machine = _cpu_seconds(processes) - before, _machine_cpu_seconds() - machine_before
         spans = list(runs.values_list("queued_at", "finished_at"))
         if not spans:
-            raise RuntimeError("no webhook was queued")
+            raise RuntimeError("no run was queued")
         return _Ran(spans=spans, cpu_ms=used * 1000 / len(spans), machine_cpu_ms=machine * 1000 / len(spans))
 
     def queue(self, kind: str, count: int) -> dict[str, float]:
@@ -616,30 +617,25 @@ class RunBench:
         the runs per second from its commit to the last run's end, each run's wait from the commit
         to its end, and the workers' CPU per run."""
         workers = [self.spawn(str(settings.BASE_DIR / "manage.py"), "worker", "--no-scheduler") for _ in range(count)]
-        self.warm(kind, count)
-        processes = [psutil.Process(worker.pid) for worker in workers]
-        before = _cpu_seconds(processes)
-        workflows = self.workflows(kind, 16)
-        with transaction.atomic():  # the whole burst waits at once: the workers drain a backlog
-            ids = [
-                queue_run(workflows[n % 16], {"block": 10 + n}, trigger="api").execution.pk
-                for n in range(self.burst)
-            ]
-        released = timezone.now()  # each run's queuedAt is its insert's, before the burst's commit
-        deadline = time.monotonic() + 300
-        finished = WorkflowExecution.objects.filter(pk__in=ids, finished_at__isnull=False)
-        while finished.count() < len(ids) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        used = _cpu_seconds(processes) - before
-        ends = list(WorkflowExecution.objects.filter(pk__in=ids).values_list("finished_at", flat=True))
-        for worker in workers:
-            _stop(worker)
-            self.children.remove(worker)
-        if None in ends:
-            raise RuntimeError("queued runs did not finish within 300 s")
-        waits = [(end - released).total_seconds() for end in ends if end is not None]
+        released: list[datetime] = []  # the burst's commit
+
+        def burst() -> None:
+            with transaction.atomic():  # the whole burst waits at once: the workers drain a backlog
+                for n in range(self.burst):
+                    queue_run(workflows[n % 16], {"block": 10 + n}, trigger="api")
+            released.append(timezone.now())  # each run's queuedAt is its insert's, before the commit
+
+        try:
+            self.warm(kind, count)
+            workflows = self.workflows(kind, 16)
+            ran = self._queued_runs([psutil.Process(worker.pid) for worker in workers], workflows, burst)
+        finally:
+            for worker in workers:
+                _stop(worker)
+                self.children.remove(worker)
+        waits = [(end - released[0]).total_seconds() for _, end in ran.spans]
         summary = _summary(waits, max(waits))
-        summary["cpu_ms"] = used * 1000 / max(1, len(ends))
+        summary["cpu_ms"] = ran.cpu_ms
         return summary
 
     def warm(self, kind: str, workers: int) -> None:
